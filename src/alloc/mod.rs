@@ -1,0 +1,3 @@
+//! The CUDA caching-allocator simulator (work in progress).
+
+pub mod cli;

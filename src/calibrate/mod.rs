@@ -1,0 +1,3 @@
+//! `headroom calibrate` (work in progress).
+
+pub mod cli;

@@ -1,0 +1,58 @@
+//! The command line: one subcommand per verb, each with its arguments defined
+//! next to the code that runs it, and the dispatch from verb to module.
+
+use std::process::ExitCode;
+
+use clap::{CommandFactory, Parser, Subcommand};
+
+use crate::error::Result;
+
+/// Predict, check and explain the memory of GNN training jobs.
+#[derive(Debug, Parser)]
+#[command(name = "headroom", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The verbs.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Predict peak host RAM and GPU memory per phase and recommend safe settings.
+    Plan(crate::plan::cli::PlanArgs),
+    /// The plan's verdict as an exit code: 0 fits, 1 does not fit, 2 bad input.
+    Check(crate::plan::cli::CheckArgs),
+    /// Name why a job died from its logs, dmesg, sacct output and exit code.
+    Diagnose(crate::diagnose::cli::DiagnoseArgs),
+    /// Run a command while recording its whole process tree's memory.
+    Watch(crate::watch::cli::WatchArgs),
+    /// Run a real calibration training and fit the estimators' coefficients.
+    Calibrate(crate::calibrate::cli::CalibrateArgs),
+    /// Replay a PyTorch CUDA memory snapshot through the caching-allocator simulator.
+    SimulateAlloc(crate::alloc::cli::SimulateArgs),
+    /// List the embedded dataset, GPU and job profiles.
+    Profiles(crate::profiles::cli::ProfilesArgs),
+    /// Print shell completions.
+    Completions {
+        /// The shell to generate completions for.
+        shell: clap_complete::Shell,
+    },
+}
+
+/// Runs the chosen verb and returns the process exit code.
+pub fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Plan(args) => crate::plan::cli::run_plan(&args),
+        Command::Check(args) => crate::plan::cli::run_check(&args),
+        Command::Diagnose(args) => crate::diagnose::cli::run(&args),
+        Command::Watch(args) => crate::watch::cli::run(&args),
+        Command::Calibrate(args) => crate::calibrate::cli::run(&args),
+        Command::SimulateAlloc(args) => crate::alloc::cli::run(&args),
+        Command::Profiles(args) => crate::profiles::cli::run(&args),
+        Command::Completions { shell } => {
+            let mut cmd = Cli::command();
+            clap_complete::generate(shell, &mut cmd, "headroom", &mut std::io::stdout());
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

@@ -1,0 +1,3 @@
+//! `headroom diagnose` (work in progress).
+
+pub mod cli;

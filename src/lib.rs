@@ -1,0 +1,17 @@
+//! headroom: a memory-budget planner and OOM diagnostician for GNN training
+//! jobs on Slurm clusters. The binary's verbs live in their own modules; the
+//! memory model underneath (`estimate`) is pure and shared by all of them.
+
+pub mod alloc;
+pub mod calibrate;
+pub mod cli;
+pub mod collect;
+pub mod diagnose;
+pub mod error;
+pub mod estimate;
+pub mod output;
+pub mod plan;
+pub mod profiles;
+pub mod spec;
+pub mod units;
+pub mod watch;

@@ -1,0 +1,10 @@
+//! YAML output: the report's serde form as one YAML document.
+
+use std::io::Write;
+
+use super::Report;
+
+pub(super) fn write<R: Report>(report: &R, w: &mut dyn Write) -> std::io::Result<()> {
+    let text = serde_yaml::to_string(report).map_err(std::io::Error::other)?;
+    w.write_all(text.as_bytes())
+}

@@ -1,0 +1,3 @@
+//! `headroom plan` and `headroom check` (work in progress).
+
+pub mod cli;

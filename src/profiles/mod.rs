@@ -1,0 +1,3 @@
+//! Embedded profiles (work in progress).
+
+pub mod cli;

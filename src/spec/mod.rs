@@ -1,0 +1,1 @@
+//! The job spec (work in progress).

@@ -1,0 +1,208 @@
+//! Byte sizes as people write them on clusters, and as headroom prints them.
+//!
+//! Slurm's convention wins: `256G` is 256 GiB and a bare `--mem=4000` is MiB.
+//! Explicit units mean what they say: `GB` is 10^9 bytes, `GiB` is 2^30.
+//! A bare number outside Slurm syntax is ambiguous and refused, except as a
+//! YAML integer, which is bytes.
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+const KI: u64 = 1 << 10;
+
+/// Largest size headroom accepts anywhere: 1 EiB. Anything above is a typo.
+pub const MAX_BYTES: u64 = 1 << 60;
+
+/// How a number without a unit is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BareNumber {
+    /// Refuse it: the caller must say which unit.
+    Refuse,
+    /// Slurm's `--mem`: megabytes (MiB).
+    SlurmMebibytes,
+    /// Plain bytes.
+    Bytes,
+}
+
+/// Parses `256G`, `256GiB`, `64M`, `1.5T`, `80GB`, `512MiB`, `1024` (per `bare`).
+pub fn parse_size(text: &str, bare: BareNumber) -> Result<u64, String> {
+    let s = text.trim();
+    if s.is_empty() {
+        return Err("empty size".into());
+    }
+    if s.starts_with('-') {
+        return Err(format!("size '{s}' is negative"));
+    }
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("'{s}' is not a size (try 256G, 64MiB or 80GB)"))?;
+    let unit = unit.trim();
+    let mult: f64 = match unit.to_ascii_lowercase().as_str() {
+        "" => match bare {
+            BareNumber::Bytes => 1.0,
+            BareNumber::SlurmMebibytes => (KI * KI) as f64,
+            BareNumber::Refuse => {
+                return Err(format!(
+                    "size '{s}' has no unit: write {s}G (GiB, as Slurm reads it), {s}GB or {s}M"
+                ));
+            }
+        },
+        "b" => 1.0,
+        "k" | "kib" | "ki" => KI as f64,
+        "m" | "mib" | "mi" => (KI.pow(2)) as f64,
+        "g" | "gib" | "gi" => (KI.pow(3)) as f64,
+        "t" | "tib" | "ti" => (KI.pow(4)) as f64,
+        "p" | "pib" | "pi" => (KI.pow(5)) as f64,
+        "kb" => 1e3,
+        "mb" => 1e6,
+        "gb" => 1e9,
+        "tb" => 1e12,
+        "pb" => 1e15,
+        _ => return Err(format!("unknown unit '{unit}' in size '{s}'")),
+    };
+    let bytes = value * mult;
+    if !bytes.is_finite() || bytes > MAX_BYTES as f64 {
+        return Err(format!("size '{s}' is absurdly large (over 1 EiB)"));
+    }
+    Ok(bytes.round() as u64)
+}
+
+/// Formats bytes for people: binary units, three significant figures.
+pub fn fmt_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut v = bytes as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i + 1 < UNITS.len() {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{bytes} B")
+    } else if v >= 100.0 {
+        format!("{v:.0} {}", UNITS[i])
+    } else if v >= 10.0 {
+        format!("{v:.1} {}", UNITS[i])
+    } else {
+        format!("{v:.2} {}", UNITS[i])
+    }
+}
+
+/// Formats a signed difference (`+1.2 GiB`, `-40 GiB`).
+pub fn fmt_delta(delta: i128) -> String {
+    let sign = if delta < 0 { "-" } else { "+" };
+    format!(
+        "{sign}{}",
+        fmt_bytes(delta.unsigned_abs().min(u64::MAX as u128) as u64)
+    )
+}
+
+/// A byte count that reads from YAML as `256G` / `64MiB` / an integer of bytes,
+/// and writes as an integer of bytes (machines read the JSON).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Bytes(pub u64);
+
+impl Serialize for Bytes {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Bytes {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Int(i64),
+            Float(f64),
+            Text(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Int(i) if i < 0 => Err(serde::de::Error::custom(format!("size {i} is negative"))),
+            Raw::Int(i) if i as u64 > MAX_BYTES => Err(serde::de::Error::custom(format!(
+                "size {i} is absurdly large (over 1 EiB)"
+            ))),
+            Raw::Int(i) => Ok(Bytes(i as u64)),
+            Raw::Float(f) => Err(serde::de::Error::custom(format!(
+                "size {f} needs a unit, e.g. {f}G"
+            ))),
+            Raw::Text(t) => parse_size(&t, BareNumber::Bytes)
+                .map(Bytes)
+                .map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slurm_letters_are_binary() {
+        assert_eq!(parse_size("256G", BareNumber::Refuse), Ok(256 << 30));
+        assert_eq!(parse_size("64M", BareNumber::Refuse), Ok(64 << 20));
+        assert_eq!(parse_size("1.5T", BareNumber::Refuse), Ok(3 << 39));
+    }
+
+    #[test]
+    fn explicit_units_mean_what_they_say() {
+        assert_eq!(parse_size("80GB", BareNumber::Refuse), Ok(80_000_000_000));
+        assert_eq!(parse_size("80GiB", BareNumber::Refuse), Ok(80 << 30));
+        assert_eq!(parse_size("512 MiB", BareNumber::Refuse), Ok(512 << 20));
+    }
+
+    #[test]
+    fn bare_numbers_follow_the_context() {
+        assert_eq!(
+            parse_size("4000", BareNumber::SlurmMebibytes),
+            Ok(4000 << 20)
+        );
+        assert_eq!(parse_size("4000", BareNumber::Bytes), Ok(4000));
+        assert!(
+            parse_size("4000", BareNumber::Refuse)
+                .unwrap_err()
+                .contains("no unit")
+        );
+    }
+
+    #[test]
+    fn bad_sizes_are_refused_with_the_reason() {
+        assert!(
+            parse_size("-5G", BareNumber::Refuse)
+                .unwrap_err()
+                .contains("negative")
+        );
+        assert!(
+            parse_size("5Q", BareNumber::Refuse)
+                .unwrap_err()
+                .contains("unknown unit")
+        );
+        assert!(
+            parse_size("9999999P", BareNumber::Refuse)
+                .unwrap_err()
+                .contains("absurd")
+        );
+        assert!(parse_size("G", BareNumber::Refuse).is_err());
+        assert!(parse_size("", BareNumber::Refuse).is_err());
+    }
+
+    #[test]
+    fn formatting_keeps_three_figures() {
+        assert_eq!(fmt_bytes(512), "512 B");
+        assert_eq!(fmt_bytes(1536), "1.50 KiB");
+        assert_eq!(fmt_bytes(256 << 30), "256 GiB");
+        assert_eq!(fmt_bytes(56_862_697_472), "53.0 GiB");
+        assert_eq!(fmt_delta(-(40i128 << 30)), "-40.0 GiB");
+    }
+
+    #[test]
+    fn yaml_sizes_deserialize() {
+        let b: Bytes = serde_yaml::from_str("256G").unwrap();
+        assert_eq!(b, Bytes(256 << 30));
+        let b: Bytes = serde_yaml::from_str("1024").unwrap();
+        assert_eq!(b, Bytes(1024));
+        assert!(serde_yaml::from_str::<Bytes>("-3").is_err());
+    }
+}

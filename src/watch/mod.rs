@@ -1,0 +1,3 @@
+//! `headroom watch` (work in progress).
+
+pub mod cli;
