@@ -1,3 +1,4 @@
 //! `headroom diagnose` (work in progress).
 
+pub mod category;
 pub mod cli;

@@ -1,0 +1,10 @@
+//! End-to-end tests of the `headroom` binary: one test binary, one module per
+//! verb, shared helpers in `util`.
+
+mod util;
+
+mod alloc;
+mod calibrate;
+mod diagnose;
+mod plan;
+mod watch;
