@@ -1,1 +1,52 @@
-//! Estimators (work in progress).
+//! The memory model: pure functions from a [`Job`](crate::spec::Job) and its
+//! loader [`Settings`] to bytes per phase and per component. No I/O, no clock:
+//! `plan`, `check`, `diagnose` and `calibrate` all call the same arithmetic.
+//!
+//! Peak memory is a maximum over phases (load, build loaders, train,
+//! evaluate), never a sum of averages; see DESIGN.md for each mechanism.
+
+mod coefficients;
+mod dataset;
+pub mod degree;
+pub mod fanout;
+mod gpu;
+mod host;
+mod phases;
+
+pub use coefficients::{
+    CalibrationFile, Coefficients, default_calibration_path, load_coefficients,
+};
+pub use dataset::DatasetBytes;
+pub use fanout::SampleStats;
+pub use gpu::{GpuBreakdown, gpu_breakdown};
+pub use phases::{
+    BatchModel, Component, Estimate, Phase, PhaseEstimate, Prepared, batch_stats, estimate,
+    estimate_with,
+};
+
+use serde::{Deserialize, Serialize};
+
+use crate::spec::EvalLoaders;
+
+/// The loader settings the planner may change to make a job fit.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Settings {
+    /// Seed nodes per batch.
+    pub batch_size: u64,
+    /// Neighbors per hop; -1 takes all.
+    pub fanout: Vec<i64>,
+    /// DataLoader worker processes per loader.
+    pub num_workers: u32,
+    /// Workers survive across epochs.
+    pub persistent_workers: bool,
+    /// Batches each worker prepares ahead.
+    pub prefetch_factor: u32,
+    /// Batches are copied to page-locked memory.
+    pub pin_memory: bool,
+    /// When the evaluation loaders exist.
+    pub eval_loaders: EvalLoaders,
+    /// One NeighborSampler (one CSC) shared by every loader (`neighbor_sampler=`).
+    pub shared_sampler: bool,
+    /// edge_index sorted by destination beforehand (`is_sorted=True`: no `perm` kept).
+    pub is_sorted: bool,
+}

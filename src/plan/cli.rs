@@ -1,23 +1,225 @@
-//! Arguments of `headroom plan` / `headroom check` and their entry points.
+//! Arguments of `headroom plan` / `headroom check`: a job (file, profile or
+//! dataset name) plus flags that override any field of it, and the entry
+//! points that map the verdict to an exit code.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::error::{Error, Result};
+use crate::estimate::Coefficients;
+use crate::output::{Format, emit};
+use crate::spec::{Accounting, DatasetRef, Device, EvalLoaders, Job, JobSpec, load};
+use crate::units::{BareNumber, Bytes, parse_size};
+
+/// The job and the overrides `plan` and `check` share.
+#[derive(Debug, Clone, clap::Args)]
+pub struct JobArgs {
+    /// A job spec (YAML), an sbatch script, a job profile or a dataset profile name.
+    pub job: String,
+    /// Host memory per node, as Slurm's --mem (256G = 256 GiB; a bare number is MiB).
+    #[arg(long)]
+    pub mem: Option<String>,
+    /// GPU: a profile name (a40, a100-80gb, h100...) or a size (44.53GiB).
+    #[arg(long)]
+    pub gpu: Option<String>,
+    /// Use this dataset profile instead of the job's.
+    #[arg(long)]
+    pub dataset: Option<String>,
+    /// Seed nodes per batch.
+    #[arg(long)]
+    pub batch_size: Option<u64>,
+    /// Neighbors per hop, e.g. 15,10 (-1 takes all).
+    #[arg(long, allow_hyphen_values = true)]
+    pub fanout: Option<String>,
+    /// DataLoader workers per loader.
+    #[arg(long)]
+    pub workers: Option<u32>,
+    /// Keep workers alive across epochs.
+    #[arg(long, overrides_with = "no_persistent_workers")]
+    pub persistent_workers: bool,
+    /// Shut workers down after each epoch.
+    #[arg(long)]
+    pub no_persistent_workers: bool,
+    /// Batches each worker prepares ahead.
+    #[arg(long)]
+    pub prefetch_factor: Option<u32>,
+    /// Pin batches in page-locked memory.
+    #[arg(long)]
+    pub pin_memory: bool,
+    /// When the validation/test loaders exist.
+    #[arg(long, value_enum)]
+    pub eval_loaders: Option<EvalLoaders>,
+    /// How the host limit counts memory.
+    #[arg(long, value_enum)]
+    pub accounting: Option<Accounting>,
+    /// Size of /dev/shm to check against (containers default to 64M).
+    #[arg(long)]
+    pub shm: Option<String>,
+    /// Fraction of each budget kept free (default 0.1).
+    #[arg(long)]
+    pub margin: Option<f64>,
+    /// Training processes per node.
+    #[arg(long)]
+    pub ranks_per_node: Option<u32>,
+    /// CPU cores per rank (bounds the workers tried).
+    #[arg(long)]
+    pub cpus: Option<u32>,
+    /// Where the model trains.
+    #[arg(long, value_enum)]
+    pub device: Option<Device>,
+    /// The script calls to_undirected / T.ToUndirected() after loading.
+    #[arg(long)]
+    pub to_undirected: bool,
+    /// The dataset is processed from the raw download in this run.
+    #[arg(long)]
+    pub first_processing: bool,
+    /// Epochs in the run.
+    #[arg(long)]
+    pub epochs: Option<u32>,
+    /// Calibration file from `headroom calibrate` (default: the one in the config directory, if any).
+    #[arg(long)]
+    pub calibration: Option<PathBuf>,
+}
 
 /// Arguments of `headroom plan`.
 #[derive(Debug, clap::Args)]
-pub struct PlanArgs {}
+pub struct PlanArgs {
+    #[command(flatten)]
+    pub job: JobArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}
 
 /// Arguments of `headroom check`.
 #[derive(Debug, clap::Args)]
-pub struct CheckArgs {}
-
-/// Runs `headroom plan`.
-pub fn run_plan(_args: &PlanArgs) -> Result<ExitCode> {
-    Err(Error::Unsupported("headroom plan is not built yet".into()))
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub job: JobArgs,
+    /// Output format (github prints ::error:: workflow commands).
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
 }
 
-/// Runs `headroom check`.
-pub fn run_check(_args: &CheckArgs) -> Result<ExitCode> {
-    Err(Error::Unsupported("headroom check is not built yet".into()))
+fn size(flag: &str, text: &str, bare: BareNumber) -> Result<Bytes> {
+    parse_size(text, bare)
+        .map(Bytes)
+        .map_err(|e| Error::bad(format!("{flag}: {e}")))
+}
+
+/// Parses `15,10`, `15 10` or `[15, 10]`.
+pub fn parse_fanout(text: &str) -> Result<Vec<i64>> {
+    text.split(|c: char| c == ',' || c.is_whitespace() || c == '[' || c == ']')
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            s.parse::<i64>()
+                .map_err(|_| Error::bad(format!("--fanout: '{s}' is not a whole number")))
+        })
+        .collect()
+}
+
+impl JobArgs {
+    /// Applies the flags on top of `spec`.
+    pub fn apply(&self, spec: &mut JobSpec) -> Result<()> {
+        if let Some(m) = &self.mem {
+            spec.budget.host = Some(size("--mem", m, BareNumber::SlurmMebibytes)?);
+        }
+        if let Some(g) = &self.gpu {
+            spec.budget.gpu = Some(g.clone());
+        }
+        if let Some(d) = &self.dataset {
+            spec.dataset = DatasetRef::Name(d.clone());
+        }
+        if let Some(b) = self.batch_size {
+            spec.loader.batch_size = b;
+        }
+        if let Some(f) = &self.fanout {
+            spec.loader.fanout = parse_fanout(f)?;
+        }
+        if let Some(w) = self.workers {
+            spec.loader.num_workers = w;
+        }
+        if self.persistent_workers {
+            spec.loader.persistent_workers = true;
+        }
+        if self.no_persistent_workers {
+            spec.loader.persistent_workers = false;
+        }
+        if let Some(p) = self.prefetch_factor {
+            spec.loader.prefetch_factor = p;
+        }
+        if self.pin_memory {
+            spec.loader.pin_memory = true;
+        }
+        if let Some(e) = self.eval_loaders {
+            spec.loader.eval_loaders = e;
+        }
+        if let Some(a) = self.accounting {
+            spec.budget.accounting = a;
+        }
+        if let Some(s) = &self.shm {
+            spec.budget.shm = Some(size("--shm", s, BareNumber::Refuse)?);
+        }
+        if let Some(m) = self.margin {
+            spec.budget.margin = m;
+        }
+        if let Some(r) = self.ranks_per_node {
+            spec.ranks_per_node = r;
+        }
+        if let Some(c) = self.cpus {
+            spec.cpus = Some(c);
+        }
+        if let Some(d) = self.device {
+            spec.device = d;
+        }
+        spec.load.to_undirected |= self.to_undirected;
+        spec.load.first_processing |= self.first_processing;
+        if let Some(e) = self.epochs {
+            spec.epochs = e;
+        }
+        Ok(())
+    }
+
+    /// Loads, overrides and resolves the job; returns it with its source and warnings.
+    pub fn resolve(&self) -> Result<(Job, String, Vec<String>)> {
+        let mut loaded = load(&self.job)?;
+        self.apply(&mut loaded.spec)?;
+        let job = Job::from_spec(&loaded.spec)?;
+        if job.host_budget.is_none() {
+            return Err(Error::bad(format!(
+                "{}: no host budget: give --mem (e.g. --mem 256G) or budget.host in the job spec",
+                loaded.source
+            )));
+        }
+        Ok((job, loaded.source, loaded.warnings))
+    }
+
+    /// The coefficients to plan with: --calibration, else the default file, else defaults.
+    pub fn coefficients(&self) -> Result<Coefficients> {
+        crate::estimate::load_coefficients(self.calibration.as_deref())
+    }
+}
+
+fn report(args: &JobArgs) -> Result<super::PlanReport> {
+    let (job, source, warnings) = args.resolve()?;
+    let coeffs = args.coefficients()?;
+    Ok(super::plan(&job, &coeffs, &source, warnings))
+}
+
+/// Runs `headroom plan`: exit 0 whenever a plan was made.
+pub fn run_plan(args: &PlanArgs) -> Result<ExitCode> {
+    let r = report(&args.job)?;
+    emit(&r, args.format, &mut std::io::stdout().lock())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `headroom check`: exit 0 when the job fits with the margin, 1 when not.
+pub fn run_check(args: &CheckArgs) -> Result<ExitCode> {
+    let r = report(&args.job)?;
+    emit(&r, args.format, &mut std::io::stdout().lock())?;
+    Ok(if r.fits {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

@@ -1,3 +1,223 @@
-//! `headroom plan` and `headroom check` (work in progress).
+//! `headroom plan` and `headroom check`: estimate a job, judge it against its
+//! budget, and recommend the fastest settings that fit with the margin.
 
 pub mod cli;
+mod render;
+pub mod search;
+mod speed;
+pub mod verdict;
+
+use serde::Serialize;
+
+use crate::estimate::{Coefficients, PhaseEstimate, SampleStats, Settings, estimate};
+use crate::spec::{Accounting, Job};
+use verdict::{Failure, Limits, judge, peaks};
+
+/// The report `plan` and `check` print.
+#[derive(Debug, Clone, Serialize)]
+pub struct PlanReport {
+    /// Job name.
+    pub job: String,
+    /// Where the job came from.
+    pub source: String,
+    /// Whether every phase fits every budget with the margin.
+    pub fits: bool,
+    /// Largest host total over the phases, bytes per node.
+    pub peak_host_bytes: u64,
+    /// Phase of the host peak.
+    pub peak_phase: crate::estimate::Phase,
+    /// Largest GPU total over the phases, bytes per device.
+    pub peak_gpu_bytes: u64,
+    /// Phase of the GPU peak.
+    pub peak_gpu_phase: crate::estimate::Phase,
+    /// Exit code the user would see; null when it fits.
+    pub predicted_exit_code: Option<i32>,
+    /// How the job dies, when it does not fit.
+    pub failure: Option<Failure>,
+    /// The limits judged against.
+    pub limits: Limits,
+    /// How the host limit counts memory.
+    pub accounting: Accounting,
+    /// Ranks per node (host figures include all of them).
+    pub ranks_per_node: u32,
+    /// The settings planned.
+    pub settings: Settings,
+    /// Per phase, per component.
+    pub components: Vec<PhaseEstimate>,
+    /// Training batch sizes (nodes, edges: mean and largest of the run).
+    pub train_batch: SampleStats,
+    /// Smallest host limit (--mem) the job as given fits with the margin, bytes.
+    pub min_host_bytes: u64,
+    /// The fastest settings that fit with the margin; null when none does.
+    pub recommended: Option<Recommendation>,
+    /// Settings the search estimated.
+    pub candidates_searched: usize,
+    /// Where the model's coefficients came from.
+    pub coefficients: String,
+    /// Things to know (sbatch variables the python line overrides, ...).
+    pub warnings: Vec<String>,
+}
+
+/// A recommended configuration and what each change does.
+#[derive(Debug, Clone, Serialize)]
+pub struct Recommendation {
+    /// Seed nodes per batch.
+    pub batch_size: u64,
+    /// Neighbors per hop.
+    pub fanout: Vec<i64>,
+    /// Workers per loader.
+    pub num_workers: u32,
+    /// Workers kept across epochs.
+    pub persistent_workers: bool,
+    /// When evaluation loaders exist.
+    pub eval_loaders: crate::spec::EvalLoaders,
+    /// pin_memory.
+    pub pin_memory: bool,
+    /// prefetch_factor.
+    pub prefetch_factor: u32,
+    /// Share one NeighborSampler across loaders.
+    pub shared_sampler: bool,
+    /// Sort edge_index by destination once, offline, and pass is_sorted=True.
+    pub is_sorted: bool,
+    /// Host peak at these settings, bytes.
+    pub peak_host_bytes: u64,
+    /// GPU peak at these settings, bytes.
+    pub peak_gpu_bytes: u64,
+    /// Estimated seconds per epoch (relative; for ranking).
+    pub epoch_seconds: f64,
+    /// Each change from the user's settings, applied in order, and the host peak it saves.
+    pub changes: Vec<Change>,
+}
+
+/// One setting changed by the recommendation.
+#[derive(Debug, Clone, Serialize)]
+pub struct Change {
+    /// Setting name as in the job spec.
+    pub setting: &'static str,
+    /// The user's value.
+    pub from: String,
+    /// The recommended value.
+    pub to: String,
+    /// How to make the change in PyG / PyTorch.
+    pub how: &'static str,
+    /// Host peak saved by this change after the ones before it (negative: costs).
+    pub saves_host_bytes: i64,
+    /// GPU peak saved by this change after the ones before it.
+    pub saves_gpu_bytes: i64,
+}
+
+/// Plans `job`: estimate, verdict, recommendation.
+pub fn plan(job: &Job, coeffs: &Coefficients, source: &str, warnings: Vec<String>) -> PlanReport {
+    let est = estimate(job, &job.settings, coeffs);
+    let limits = Limits::of(job);
+    let failure = judge(job, &est, &limits);
+    let (peak_host, host_phase, peak_gpu, gpu_phase) = peaks(&est);
+    let (found, searched) = search::search(job, coeffs);
+    let recommended = found.map(|f| recommendation(job, coeffs, f));
+    let min_host =
+        ((peak_host as f64 / (1.0 - job.margin)) / (1u64 << 30) as f64).ceil() as u64 * (1 << 30);
+    PlanReport {
+        job: job.name.clone(),
+        source: source.to_string(),
+        fits: failure.is_none(),
+        peak_host_bytes: peak_host,
+        peak_phase: host_phase,
+        peak_gpu_bytes: peak_gpu,
+        peak_gpu_phase: gpu_phase,
+        predicted_exit_code: failure.as_ref().map(|f| f.exit_code),
+        failure,
+        limits,
+        accounting: job.accounting,
+        ranks_per_node: job.ranks_per_node,
+        settings: job.settings.clone(),
+        components: est.phases,
+        train_batch: est.train_batch,
+        min_host_bytes: min_host,
+        recommended,
+        candidates_searched: searched,
+        coefficients: coeffs.source.clone(),
+        warnings,
+    }
+}
+
+/// Describes `found` as changes from the job's settings, each with its saving.
+fn recommendation(job: &Job, coeffs: &Coefficients, found: search::Found) -> Recommendation {
+    let to = &found.settings;
+    let mut cur = job.settings.clone();
+    let peak = |s: &Settings| {
+        let (h, _, g, _) = peaks(&estimate(job, s, coeffs));
+        (h as i64, g as i64)
+    };
+    let mut last = peak(&cur);
+    let mut changes = Vec::new();
+    macro_rules! step {
+        ($field:ident, $name:expr, $fmt:expr) => {
+            if cur.$field != to.$field {
+                let from = $fmt(&cur.$field);
+                cur.$field = to.$field.clone();
+                let now = peak(&cur);
+                changes.push(Change {
+                    setting: $name,
+                    how: how($name),
+                    from,
+                    to: $fmt(&to.$field),
+                    saves_host_bytes: last.0 - now.0,
+                    saves_gpu_bytes: last.1 - now.1,
+                });
+                last = now;
+            }
+        };
+    }
+    let show = |v: &dyn std::fmt::Debug| format!("{v:?}").to_lowercase();
+    step!(shared_sampler, "shared_sampler", |v: &bool| v.to_string());
+    step!(is_sorted, "is_sorted", |v: &bool| v.to_string());
+    step!(
+        eval_loaders,
+        "eval_loaders",
+        |v: &crate::spec::EvalLoaders| show(v).replace("ondemand", "on_demand")
+    );
+    step!(num_workers, "num_workers", |v: &u32| v.to_string());
+    step!(persistent_workers, "persistent_workers", |v: &bool| v
+        .to_string());
+    step!(prefetch_factor, "prefetch_factor", |v: &u32| v.to_string());
+    step!(pin_memory, "pin_memory", |v: &bool| v.to_string());
+    step!(fanout, "fanout", |v: &Vec<i64>| format!("{v:?}"));
+    step!(batch_size, "batch_size", |v: &u64| v.to_string());
+    Recommendation {
+        batch_size: to.batch_size,
+        fanout: to.fanout.clone(),
+        num_workers: to.num_workers,
+        persistent_workers: to.persistent_workers,
+        eval_loaders: to.eval_loaders,
+        pin_memory: to.pin_memory,
+        prefetch_factor: to.prefetch_factor,
+        shared_sampler: to.shared_sampler,
+        is_sorted: to.is_sorted,
+        peak_host_bytes: last.0 as u64,
+        peak_gpu_bytes: last.1 as u64,
+        epoch_seconds: found.epoch_seconds,
+        changes,
+    }
+}
+
+/// What to write in the training script for each recommended change.
+fn how(setting: &str) -> &'static str {
+    match setting {
+        "shared_sampler" => {
+            "build one NeighborSampler(data, num_neighbors) and pass neighbor_sampler= to every NeighborLoader"
+        }
+        "is_sorted" => {
+            "sort edge_index by destination once (sort_edge_index(..., sort_by_row=False)), save it, pass is_sorted=True"
+        }
+        "eval_loaders" => {
+            "resident: build val/test loaders once at start; on_demand: build, use and del them at each evaluation"
+        }
+        "num_workers" => "NeighborLoader(num_workers=...)",
+        "persistent_workers" => "NeighborLoader(persistent_workers=...)",
+        "prefetch_factor" => "NeighborLoader(prefetch_factor=...)",
+        "pin_memory" => "NeighborLoader(pin_memory=...)",
+        "fanout" => "NeighborLoader(num_neighbors=[...])",
+        "batch_size" => "NeighborLoader(batch_size=...); scale the learning rate with it",
+        _ => "",
+    }
+}

@@ -1,1 +1,13 @@
-//! The job spec (work in progress).
+//! The job spec: what a training job is (dataset, model, loaders, device,
+//! ranks) and the budget it must fit, as YAML, an sbatch script or flags.
+//! [`JobSpec`] is what the user wrote; [`Job`] is the validated, resolved form
+//! every estimator takes.
+
+mod load;
+mod resolve;
+pub mod sbatch;
+mod types;
+
+pub use load::{Loaded, load};
+pub use resolve::{Job, ModelKind};
+pub use types::*;

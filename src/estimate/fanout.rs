@@ -1,0 +1,135 @@
+//! Sampled nodes and edges per batch from the fanout: hop by hop, each
+//! frontier node draws min(degree, f_k) neighbors; the distinct new nodes are
+//! the expected unique draws from a degree-biased population. The peak is set
+//! by the largest batch of the run, so the tail matters as much as the mean.
+
+use super::degree::DegreeTable;
+
+/// Sizes of one sampled mini-batch subgraph.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct SampleStats {
+    /// Mean distinct nodes per batch (seeds included).
+    pub mean_nodes: f64,
+    /// Mean sampled edges per batch.
+    pub mean_edges: f64,
+    /// Standard deviation of the node count.
+    pub sd_nodes: f64,
+    /// Standard deviation of the edge count.
+    pub sd_edges: f64,
+    /// Nodes in the largest batch expected in the run.
+    pub tail_nodes: f64,
+    /// Edges in the largest batch expected in the run.
+    pub tail_edges: f64,
+    /// How many standard deviations the largest of the run's batches sits above the mean.
+    pub tail_z: f64,
+}
+
+/// Expected maximum of `n` draws of a normal variable, in standard deviations:
+/// sqrt(2 ln n) (the Gumbel location), 0 for a single draw.
+pub fn extreme_z(n: f64) -> f64 {
+    if n <= 1.0 { 0.0 } else { (2.0 * n.ln()).sqrt() }
+}
+
+/// Statistics of batches of `seeds` seed nodes sampled with `fanout` on a
+/// graph of `nodes` nodes with in-degree table `table`, over `batches_in_run`
+/// batches. `undirected` makes frontier nodes degree-biased (reached by an edge).
+pub fn sample_stats(
+    table: &DegreeTable,
+    nodes: f64,
+    undirected: bool,
+    seeds: f64,
+    fanout: &[i64],
+    batches_in_run: f64,
+) -> SampleStats {
+    let (mut frontier, mut frontier_var) = (seeds.min(nodes), 0.0_f64);
+    let (mut total, mut sd_total) = (frontier, 0.0_f64);
+    let (mut edges, mut sd_edges) = (0.0_f64, 0.0_f64);
+    for (hop, &f) in fanout.iter().enumerate() {
+        let cap = (f >= 0).then_some(f as f64);
+        let (e1, e2) = table.capped_moments(cap, undirected && hop > 0);
+        let draws = frontier * e1;
+        let draws_var = frontier * (e2 - e1 * e1).max(0.0) + e1 * e1 * frontier_var;
+        // Distinct new nodes: unique draws, less those already in the batch.
+        let fresh = table.expected_unique(draws, nodes) * (1.0 - total / nodes).max(0.0);
+        let keep = if draws > 0.0 { fresh / draws } else { 0.0 };
+        edges += draws;
+        sd_edges += draws_var.sqrt();
+        frontier = fresh;
+        frontier_var = keep * keep * draws_var;
+        total += fresh;
+        // Hops move together (a big frontier makes a big next hop): add sds, not variances.
+        sd_total += frontier_var.sqrt();
+    }
+    let z = extreme_z(batches_in_run);
+    SampleStats {
+        mean_nodes: total,
+        mean_edges: edges,
+        sd_nodes: sd_total,
+        sd_edges,
+        tail_nodes: (total + z * sd_total).min(nodes),
+        tail_edges: edges + z * sd_edges,
+        tail_z: z,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profiles::DegreeShape;
+
+    fn regular(degree: f64) -> DegreeTable {
+        // Every node has the same degree: one bin, no variance.
+        DegreeTable {
+            degree: vec![degree],
+            prob: vec![1.0],
+            mean: degree,
+        }
+    }
+
+    #[test]
+    fn a_regular_graph_samples_exactly_the_fanout_product() {
+        // Degree 20 ≥ every fanout, so each node draws exactly f neighbors:
+        // edges = 100·10 + (100·10)·5 = 6,000; on 10^9 nodes duplicates are
+        // negligible, so nodes ≈ 100 + 1,000 + 5,000 = 6,100, and no variance.
+        let s = sample_stats(&regular(20.0), 1e9, false, 100.0, &[10, 5], 1000.0);
+        // Duplicates among 1,000 draws over 10^9 nodes: about 1000²/(2·10^9) = 0.0005.
+        assert!((s.mean_edges - 6000.0).abs() < 0.01, "{}", s.mean_edges);
+        assert!((s.mean_nodes - 6100.0).abs() < 0.1, "{}", s.mean_nodes);
+        assert_eq!(s.sd_nodes, 0.0);
+        assert_eq!(s.tail_nodes, s.mean_nodes);
+    }
+
+    #[test]
+    fn low_degree_caps_the_draws() {
+        // Degree 3 < fanout 10: each node draws all 3 neighbors: 50 + 150 nodes.
+        let s = sample_stats(&regular(3.0), 1e9, false, 50.0, &[10], 1.0);
+        assert!((s.mean_edges - 150.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_small_graph_saturates() {
+        // 1,000 nodes cannot give more than 1,000 distinct nodes however large the fanout.
+        let s = sample_stats(&regular(500.0), 1000.0, true, 500.0, &[100, 100], 1e6);
+        assert!(s.mean_nodes <= 1000.0 + 1e-9 && s.tail_nodes <= 1000.0);
+    }
+
+    #[test]
+    fn the_tail_exceeds_the_mean_on_a_skewed_graph() {
+        let shape = DegreeShape {
+            exponent: 2.3,
+            zero_fraction: 0.3,
+            max: 100_000,
+        };
+        let t = DegreeTable::new(&shape, 14.55);
+        let s = sample_stats(&t, 1.1e8, false, 1024.0, &[15, 10], 1e5);
+        assert!(s.tail_nodes > s.mean_nodes * 1.01);
+        assert!((s.tail_z - (2.0 * 1e5_f64.ln()).sqrt()).abs() < 1e-9);
+    }
+
+    #[test]
+    fn extreme_z_is_zero_for_one_batch() {
+        assert_eq!(extreme_z(1.0), 0.0);
+        // sqrt(2 ln 100) = sqrt(9.2103) = 3.0349
+        assert!((extreme_z(100.0) - 3.0349).abs() < 1e-3);
+    }
+}

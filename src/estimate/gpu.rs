@@ -1,0 +1,283 @@
+//! GPU memory of one training step: context, parameters, gradients, optimizer
+//! state, the batch, the activations message passing saves or gathers, and
+//! the caching allocator's reserve (a fraction here; `alloc` simulates it).
+//! PyG's NeighborLoader does not trim layers: every layer sees all S sampled
+//! nodes and all Es sampled edges of the batch.
+
+use serde::Serialize;
+
+use super::Coefficients;
+use super::fanout::SampleStats;
+use crate::spec::{Conv, Job, ModelKind, Optimizer};
+
+/// Bytes of one float32 element.
+const F32: f64 = 4.0;
+
+/// GPU bytes by component, for training and for evaluation.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
+pub struct GpuBreakdown {
+    /// Parameters (float32).
+    pub params: u64,
+    /// Gradients, one per parameter.
+    pub grads: u64,
+    /// Optimizer state (Adam: two moments per parameter).
+    pub optimizer: u64,
+    /// The largest training batch's tensors.
+    pub batch: u64,
+    /// Activations saved for backward plus the largest transient, at the largest batch.
+    pub activations: u64,
+    /// Activations at the mean batch (what most steps need).
+    pub activations_mean: u64,
+    /// The largest evaluation batch's tensors.
+    pub eval_batch: u64,
+    /// Evaluation activations (no_grad: one layer at a time).
+    pub eval_activations: u64,
+}
+
+/// Parameter count of `layers` layers from `f_in` features to `classes` classes.
+pub fn gnn_params(
+    conv: Conv,
+    layers: u32,
+    f_in: u64,
+    hidden: u64,
+    heads: u32,
+    classes: u64,
+) -> u64 {
+    let mut total = 0;
+    let mut d_in = f_in;
+    for l in 0..layers {
+        let last = l + 1 == layers;
+        let d_out = if last { classes.max(1) } else { hidden };
+        let h = if last { 1 } else { heads as u64 };
+        total += match conv {
+            // lin_l (d_in·d_out + bias) and lin_r (d_in·d_out)
+            Conv::Sage => 2 * d_in * d_out + d_out,
+            Conv::Gcn => d_in * d_out + d_out,
+            // lin (d_in·h·d_out), att_src and att_dst (h·d_out each), bias (h·d_out)
+            Conv::Gat => d_in * h * d_out + 3 * h * d_out,
+            // 2-layer MLP: d_in·d_out + d_out + d_out·d_out + d_out
+            Conv::Gin => d_in * d_out + d_out * d_out + 2 * d_out,
+        };
+        d_in = d_out * h;
+    }
+    total
+}
+
+/// (saved for backward, transient while computing) bytes of one layer.
+fn layer_activations(
+    conv: Conv,
+    s: f64,
+    es: f64,
+    d_in: f64,
+    d_out: f64,
+    heads: f64,
+    last: bool,
+) -> (f64, f64) {
+    // ReLU output and dropout output and mask after every hidden layer.
+    let act = if last {
+        0.0
+    } else {
+        s * d_out * heads * (2.0 * F32 + 1.0)
+    };
+    match conv {
+        // aggregated neighbors (S·d_in), lin_l and lin_r outputs (2·S·d_out); the
+        // gathered messages x_j (Es·d_in) exist only until scatter-mean.
+        Conv::Sage => (
+            s * d_in * F32 + 2.0 * s * d_out * F32 + act,
+            es * d_in * F32,
+        ),
+        // linear output (S·d_out), edge norm (Es); messages and their weighted copy (2·Es·d_out).
+        Conv::Gcn => (s * d_out * F32 + es * F32 + act, 2.0 * es * d_out * F32),
+        // projected nodes (S·h·d_out), four per-edge attention tensors (Es·h), the
+        // weighted messages kept for backward (Es·h·d_out); gathered x_j transient.
+        Conv::Gat => (
+            s * heads * d_out * F32 + 4.0 * es * heads * F32 + es * heads * d_out * F32 + act,
+            es * heads * d_out * F32,
+        ),
+        // aggregated (S·d_in) and three MLP tensors (3·S·d_out); messages transient.
+        Conv::Gin => (
+            s * d_in * F32 + 3.0 * s * d_out * F32 + act,
+            es * d_in * F32,
+        ),
+    }
+}
+
+/// Batch tensors moved to the GPU: x, y, n_id, edge_index, e_id.
+fn batch_bytes(job: &Job, seeds: f64, s: f64, es: f64) -> f64 {
+    let d = &job.dataset;
+    s * (d.features * d.feature_dtype.size()) as f64 + seeds * 8.0 + s * 8.0 + es * 24.0
+}
+
+/// (training, evaluation) activation peaks of a GNN at `s` nodes and `es` edges.
+fn gnn_activations(
+    job: &Job,
+    conv: Conv,
+    layers: u32,
+    hidden: u64,
+    heads: u32,
+    s: f64,
+    es: f64,
+) -> (f64, f64) {
+    let (mut saved, mut transient_max, mut saved_max, mut eval_max) =
+        (0.0_f64, 0.0_f64, 0.0_f64, 0.0_f64);
+    let mut d_in = job.dataset.features as f64;
+    for l in 0..layers {
+        let last = l + 1 == layers;
+        let d_out = if last {
+            job.dataset.classes.max(1) as f64
+        } else {
+            hidden as f64
+        };
+        let h = if last { 1.0 } else { heads as f64 };
+        let (sv, tr) = layer_activations(conv, s, es, d_in, d_out, h, last);
+        saved += sv;
+        saved_max = saved_max.max(sv);
+        transient_max = transient_max.max(tr);
+        // no_grad: a layer's input, its output and its transient at once.
+        eval_max = eval_max.max(s * d_in * F32 + sv + tr);
+        d_in = d_out * h;
+    }
+    // Backward holds gradient buffers about the size of the largest layer's saved tensors.
+    (saved + transient_max + saved_max, eval_max)
+}
+
+/// GPU components for `job` with training and evaluation batch statistics.
+pub fn gpu_breakdown(
+    job: &Job,
+    train: &SampleStats,
+    eval: &SampleStats,
+    train_seeds: u64,
+    eval_seeds: u64,
+) -> GpuBreakdown {
+    let params = match &job.model {
+        ModelKind::Gnn {
+            conv,
+            layers,
+            hidden,
+            heads,
+        } => gnn_params(
+            *conv,
+            *layers,
+            job.dataset.features,
+            *hidden,
+            *heads,
+            job.dataset.classes,
+        ),
+        ModelKind::Generic { params, .. } => *params,
+    };
+    let p = params * 4;
+    let optimizer = match job.optimizer {
+        Optimizer::Adam | Optimizer::Adamw => 2 * p,
+        Optimizer::Momentum => p,
+        Optimizer::Sgd => 0,
+    };
+    let (batch, activations, activations_mean, eval_batch, eval_activations) = match &job.model {
+        ModelKind::Gnn {
+            conv,
+            layers,
+            hidden,
+            heads,
+        } => {
+            let (act, _) = gnn_activations(
+                job,
+                *conv,
+                *layers,
+                *hidden,
+                *heads,
+                train.tail_nodes,
+                train.tail_edges,
+            );
+            let (act_mean, _) = gnn_activations(
+                job,
+                *conv,
+                *layers,
+                *hidden,
+                *heads,
+                train.mean_nodes,
+                train.mean_edges,
+            );
+            let (_, eval_act) = gnn_activations(
+                job,
+                *conv,
+                *layers,
+                *hidden,
+                *heads,
+                eval.tail_nodes,
+                eval.tail_edges,
+            );
+            (
+                batch_bytes(job, train_seeds as f64, train.tail_nodes, train.tail_edges),
+                act,
+                act_mean,
+                batch_bytes(job, eval_seeds as f64, eval.tail_nodes, eval.tail_edges),
+                eval_act,
+            )
+        }
+        ModelKind::Generic {
+            activation_bytes_per_sample,
+            input_bytes_per_sample,
+            ..
+        } => {
+            // Sample sizes vary: the largest batch is `tail_nodes / mean_nodes` times the mean.
+            let scale = |st: &SampleStats| {
+                if st.mean_nodes > 0.0 {
+                    st.tail_nodes / st.mean_nodes
+                } else {
+                    1.0
+                }
+            };
+            let act = *activation_bytes_per_sample as f64;
+            let inp = *input_bytes_per_sample as f64;
+            (
+                inp * train_seeds as f64 * scale(train),
+                act * train_seeds as f64 * scale(train),
+                act * train_seeds as f64,
+                inp * eval_seeds as f64 * scale(eval),
+                act * eval_seeds as f64 * scale(eval) / 3.0,
+            )
+        }
+    };
+    GpuBreakdown {
+        params: p,
+        grads: p,
+        optimizer,
+        batch: batch as u64,
+        activations: activations as u64,
+        activations_mean: activations_mean as u64,
+        eval_batch: eval_batch as u64,
+        eval_activations: eval_activations as u64,
+    }
+}
+
+/// Allocator reserve on top of the per-batch allocations.
+pub fn reserve(coeffs: &Coefficients, dynamic: u64) -> u64 {
+    (dynamic as f64 * coeffs.allocator_reserve_fraction) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sage_parameters_by_hand() {
+        // 2 layers, 128 → 256 → 172: layer 1: 2·128·256 + 256 = 65,792;
+        // layer 2: 2·256·172 + 172 = 88,236; total 154,028.
+        assert_eq!(gnn_params(Conv::Sage, 2, 128, 256, 1, 172), 154_028);
+    }
+
+    #[test]
+    fn gat_heads_widen_the_next_layer() {
+        // layer 1: 100·(4·64) + 3·4·64 = 25,600 + 768 = 26,368;
+        // layer 2 (in 256, 1 head, 47 classes): 256·47 + 3·47 = 12,032 + 141 = 12,173.
+        assert_eq!(gnn_params(Conv::Gat, 2, 100, 64, 4, 47), 38_541);
+    }
+
+    #[test]
+    fn sage_layer_saves_aggregate_and_two_linears() {
+        // Last layer, S = 1000, Es = 10,000, 256 → 172:
+        // saved = 1000·256·4 + 2·1000·172·4 = 1,024,000 + 1,376,000 = 2,400,000
+        // transient = 10,000·256·4 = 10,240,000
+        let (sv, tr) = layer_activations(Conv::Sage, 1000.0, 10_000.0, 256.0, 172.0, 1.0, true);
+        assert_eq!((sv, tr), (2_400_000.0, 10_240_000.0));
+    }
+}

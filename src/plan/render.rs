@@ -1,0 +1,260 @@
+//! The plan as people read it: budget and batch in two lines, one row per
+//! phase, the verdict with its exit code, the components behind each phase,
+//! then the recommendation with what each change saves.
+
+use std::io::Write;
+
+use tabled::builder::Builder;
+use tabled::settings::object::Columns;
+use tabled::settings::{Alignment, Style};
+
+use super::PlanReport;
+use crate::estimate::PhaseEstimate;
+use crate::output::Report;
+use crate::units::{fmt_bytes, fmt_delta};
+
+fn table(builder: Builder) -> String {
+    let mut t = builder.build();
+    t.with(Style::rounded());
+    t.modify(Columns::new(1..), Alignment::right());
+    t.to_string()
+}
+
+fn gib(b: u64) -> String {
+    if b == 0 {
+        "·".into()
+    } else {
+        format!("{:.1}", b as f64 / (1u64 << 30) as f64)
+    }
+}
+
+fn components_table(phases: &[PhaseEstimate], gpu: bool) -> Option<String> {
+    let phases: Vec<&PhaseEstimate> = phases
+        .iter()
+        .filter(|p| !gpu || !p.gpu.is_empty())
+        .collect();
+    let mut names: Vec<&'static str> = Vec::new();
+    for p in &phases {
+        for c in if gpu { &p.gpu } else { &p.host } {
+            if !names.contains(&c.name) {
+                names.push(c.name);
+            }
+        }
+    }
+    if names.is_empty() {
+        return None;
+    }
+    let mut b = Builder::default();
+    let mut head = vec![if gpu {
+        "GPU, GiB".to_string()
+    } else {
+        "host, GiB".to_string()
+    }];
+    head.extend(phases.iter().map(|p| p.phase.as_str().to_string()));
+    b.push_record(head);
+    for name in names {
+        let mut row = vec![name.to_string()];
+        for p in &phases {
+            let list = if gpu { &p.gpu } else { &p.host };
+            row.push(gib(list
+                .iter()
+                .find(|c| c.name == name)
+                .map_or(0, |c| c.bytes)));
+        }
+        b.push_record(row);
+    }
+    let mut total = vec!["total".to_string()];
+    total.extend(
+        phases
+            .iter()
+            .map(|p| gib(if gpu { p.gpu_bytes } else { p.host_bytes })),
+    );
+    b.push_record(total);
+    Some(table(b))
+}
+
+impl Report for PlanReport {
+    fn write_text(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        let l = &self.limits;
+        writeln!(w, "headroom plan: {} ({})", self.job, self.source)?;
+        let host = l.host.map_or("no host limit given".into(), |h| {
+            format!(
+                "host {} ({} usable with the {:.0}% margin, {:?} accounting)",
+                fmt_bytes(h),
+                fmt_bytes((h as f64 * (1.0 - l.margin)) as u64),
+                l.margin * 100.0,
+                self.accounting
+            )
+            .replace("RssSum", "RSS-sum")
+            .replace("Cgroup", "cgroup")
+        });
+        let gpu = l
+            .gpu
+            .map_or("GPU not given".into(), |g| format!("GPU {}", fmt_bytes(g)));
+        let shm = l.shm.map_or("/dev/shm not checked".into(), |s| {
+            format!("/dev/shm {}", fmt_bytes(s))
+        });
+        writeln!(w, "budget:  {host} · {gpu} · {shm}")?;
+        let s = &self.settings;
+        let b = &self.train_batch;
+        writeln!(
+            w,
+            "batch:   {} seeds, fanout {:?}, {} workers{}: {:.0} nodes / {:.0} edges per batch on average, {:.0} / {:.0} in the run's largest",
+            s.batch_size,
+            s.fanout,
+            s.num_workers,
+            if s.persistent_workers {
+                " (persistent)"
+            } else {
+                ""
+            },
+            b.mean_nodes,
+            b.mean_edges,
+            b.tail_nodes,
+            b.tail_edges
+        )?;
+        if self.ranks_per_node > 1 {
+            writeln!(
+                w,
+                "ranks:   {} per node; host figures are for all of them",
+                self.ranks_per_node
+            )?;
+        }
+        let mut t = Builder::default();
+        t.push_record(["phase", "host", "/dev/shm", "GPU", "worst moment"]);
+        for p in &self.components {
+            let mark = if p.phase == self.peak_phase {
+                " ◀ peak"
+            } else {
+                ""
+            };
+            t.push_record([
+                p.phase.as_str().to_string(),
+                fmt_bytes(p.host_bytes),
+                if p.shm_bytes > 0 {
+                    fmt_bytes(p.shm_bytes)
+                } else {
+                    "·".into()
+                },
+                if p.gpu_bytes > 0 {
+                    fmt_bytes(p.gpu_bytes)
+                } else {
+                    "·".into()
+                },
+                format!("{}{mark}", p.moment),
+            ]);
+        }
+        writeln!(w, "{}", table(t))?;
+        match &self.failure {
+            None => writeln!(
+                w,
+                "FITS: peak {} host in {}, {} GPU in {}, all within the margin.",
+                fmt_bytes(self.peak_host_bytes),
+                self.peak_phase.as_str(),
+                fmt_bytes(self.peak_gpu_bytes),
+                self.peak_gpu_phase.as_str()
+            )?,
+            Some(f) => {
+                writeln!(
+                    w,
+                    "DOES NOT FIT: exit {} expected in {}.",
+                    f.exit_code,
+                    f.phase.as_str()
+                )?;
+                writeln!(w, "  {}", f.message)?;
+            }
+        }
+        writeln!(
+            w,
+            "  the job as given needs --mem={}G with the margin",
+            self.min_host_bytes >> 30
+        )?;
+        for (gpu, title) in [
+            (false, "host components per phase"),
+            (true, "GPU components per phase"),
+        ] {
+            if let Some(t) = components_table(&self.components, gpu) {
+                writeln!(w, "\n{title}:\n{t}")?;
+            }
+        }
+        self.write_recommendation(w)?;
+        for warning in &self.warnings {
+            writeln!(w, "warning: {warning}")?;
+        }
+        writeln!(w, "coefficients: {}", self.coefficients)
+    }
+
+    fn annotations(&self) -> Vec<(&'static str, String)> {
+        let mut out: Vec<(&'static str, String)> = self
+            .warnings
+            .iter()
+            .map(|m| ("warning", format!("{}: {m}", self.source)))
+            .collect();
+        if let Some(f) = &self.failure {
+            let fix = self.recommended.as_ref().map_or(String::new(), |r| {
+                format!("; fits with batch_size={} fanout={:?} num_workers={} persistent_workers={} eval_loaders={:?}", r.batch_size, r.fanout, r.num_workers, r.persistent_workers, r.eval_loaders)
+            });
+            out.push((
+                "error",
+                format!(
+                    "{}: does not fit (exit {} in {}): {}{fix}",
+                    self.source,
+                    f.exit_code,
+                    f.phase.as_str(),
+                    f.message
+                ),
+            ));
+        }
+        out
+    }
+}
+
+impl PlanReport {
+    fn write_recommendation(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        let Some(r) = &self.recommended else {
+            return writeln!(
+                w,
+                "\nno setting of batch size, fanout, workers or loaders fits {} settings tried; more memory is the only way (see --mem above)",
+                self.candidates_searched
+            );
+        };
+        if r.changes.is_empty() {
+            return writeln!(
+                w,
+                "\nrecommended: keep your settings: they fit and nothing faster fits ({} settings tried)",
+                self.candidates_searched
+            );
+        }
+        writeln!(
+            w,
+            "\nrecommended: the fastest of {} settings tried that fit with the margin, keeping fanout and batch as large as possible:",
+            self.candidates_searched
+        )?;
+        let mut t = Builder::default();
+        t.push_record([
+            "setting",
+            "yours",
+            "recommended",
+            "host saved",
+            "GPU saved",
+            "how",
+        ]);
+        for c in &r.changes {
+            t.push_record([
+                c.setting.to_string(),
+                c.from.clone(),
+                c.to.clone(),
+                fmt_delta(c.saves_host_bytes as i128),
+                fmt_delta(c.saves_gpu_bytes as i128),
+                c.how.to_string(),
+            ]);
+        }
+        writeln!(w, "{}", table(t))?;
+        writeln!(
+            w,
+            "  then: peak {} host, {} GPU",
+            fmt_bytes(r.peak_host_bytes),
+            fmt_bytes(r.peak_gpu_bytes)
+        )
+    }
+}

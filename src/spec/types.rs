@@ -1,0 +1,310 @@
+//! The YAML shape of a job spec, with the defaults a PyG user would get.
+
+use serde::{Deserialize, Serialize};
+
+use crate::profiles::DatasetProfile;
+use crate::units::Bytes;
+
+/// A job as written by the user (YAML), before names are resolved.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobSpec {
+    /// A name for reports.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// One line for people.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// A dataset profile name or an inline description.
+    pub dataset: DatasetRef,
+    /// The model trained.
+    #[serde(default)]
+    pub model: ModelSpec,
+    /// The NeighborLoaders (or plain DataLoader) settings.
+    #[serde(default)]
+    pub loader: LoaderSpec,
+    /// How the dataset is loaded.
+    #[serde(default)]
+    pub load: LoadSpec,
+    /// Where training runs.
+    #[serde(default)]
+    pub device: Device,
+    /// The limits the job must fit.
+    #[serde(default)]
+    pub budget: BudgetSpec,
+    /// Training processes per node (DDP ranks); each builds its own loaders.
+    #[serde(default = "one")]
+    pub ranks_per_node: u32,
+    /// Epochs in the run (the largest batch of the whole run sets the peak).
+    #[serde(default = "hundred")]
+    pub epochs: u32,
+    /// CPU cores per rank (`--cpus-per-task`): bounds the worker search.
+    #[serde(default)]
+    pub cpus: Option<u32>,
+}
+
+fn one() -> u32 {
+    1
+}
+fn hundred() -> u32 {
+    100
+}
+fn two() -> u32 {
+    2
+}
+fn default_batch() -> u64 {
+    1024
+}
+fn default_fanout() -> Vec<i64> {
+    vec![15, 10]
+}
+fn default_layers() -> u32 {
+    2
+}
+fn default_hidden() -> u64 {
+    256
+}
+fn default_margin() -> f64 {
+    0.1
+}
+
+/// A dataset given by name or inline.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum DatasetRef {
+    /// An embedded profile name or alias.
+    Name(String),
+    /// A full description.
+    Inline(Box<DatasetProfile>),
+}
+
+/// Message-passing layer families the GPU model knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Conv {
+    /// GraphSAGE (mean aggregation, root and neighbor weights).
+    #[default]
+    Sage,
+    /// GCN (symmetric normalisation, self loops).
+    Gcn,
+    /// GAT (attention per edge and head).
+    Gat,
+    /// GIN (sum aggregation, 2-layer MLP).
+    Gin,
+}
+
+/// Optimizers by the state they keep per parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Optimizer {
+    /// Two moments per parameter.
+    #[default]
+    Adam,
+    /// Two moments per parameter.
+    Adamw,
+    /// No state.
+    Sgd,
+    /// One momentum buffer per parameter.
+    Momentum,
+}
+
+/// The model: a GNN by layers, or any model by its parameter count and
+/// activation bytes per sample (non-GNN jobs such as seeds/004).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelSpec {
+    /// Layer family.
+    #[serde(default)]
+    pub conv: Conv,
+    /// Message-passing layers.
+    #[serde(default = "default_layers")]
+    pub layers: u32,
+    /// Hidden channels.
+    #[serde(default = "default_hidden")]
+    pub hidden: u64,
+    /// Attention heads (GAT).
+    #[serde(default = "one")]
+    pub heads: u32,
+    /// Optimizer.
+    #[serde(default)]
+    pub optimizer: Optimizer,
+    /// Parameter count of a non-GNN model (switches to the generic model).
+    #[serde(default)]
+    pub params: Option<u64>,
+    /// Activation bytes one sample needs in forward and backward (generic model).
+    #[serde(default)]
+    pub activation_bytes_per_sample: Option<Bytes>,
+    /// Input bytes one sample occupies in a batch (generic model).
+    #[serde(default)]
+    pub input_bytes_per_sample: Option<Bytes>,
+    /// Coefficient of variation of sample sizes (generic model; default 0.3).
+    #[serde(default)]
+    pub sample_size_cv: Option<f64>,
+}
+
+impl Default for ModelSpec {
+    fn default() -> Self {
+        ModelSpec {
+            conv: Conv::Sage,
+            layers: 2,
+            hidden: 256,
+            heads: 1,
+            optimizer: Optimizer::Adam,
+            params: None,
+            activation_bytes_per_sample: None,
+            input_bytes_per_sample: None,
+            sample_size_cv: None,
+        }
+    }
+}
+
+/// When the validation and test loaders exist.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum, Default,
+)]
+#[serde(rename_all = "snake_case")]
+#[clap(rename_all = "snake_case")]
+pub enum EvalLoaders {
+    /// Built at start-up beside the train loader and kept for the whole run.
+    #[default]
+    Resident,
+    /// Built for each evaluation, used, and deleted.
+    OnDemand,
+    /// No evaluation loaders.
+    None,
+}
+
+/// Loader settings (PyG NeighborLoader / torch DataLoader arguments).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoaderSpec {
+    /// Seed nodes per batch.
+    #[serde(default = "default_batch")]
+    pub batch_size: u64,
+    /// Neighbors sampled per hop (`num_neighbors`); -1 takes all.
+    #[serde(default = "default_fanout")]
+    pub fanout: Vec<i64>,
+    /// DataLoader worker processes.
+    #[serde(default)]
+    pub num_workers: u32,
+    /// Keep workers alive across epochs.
+    #[serde(default)]
+    pub persistent_workers: bool,
+    /// Batches each worker prepares ahead (PyTorch default 2).
+    #[serde(default = "two")]
+    pub prefetch_factor: u32,
+    /// Copy batches to page-locked memory before the GPU transfer.
+    #[serde(default)]
+    pub pin_memory: bool,
+    /// When the validation and test loaders exist.
+    #[serde(default)]
+    pub eval_loaders: EvalLoaders,
+    /// Batch size of the evaluation loaders (default: batch_size).
+    #[serde(default)]
+    pub eval_batch_size: Option<u64>,
+    /// Workers of the evaluation loaders (default: num_workers).
+    #[serde(default)]
+    pub eval_num_workers: Option<u32>,
+    /// Whether edge_index is already sorted by destination (no `perm` kept).
+    #[serde(default)]
+    pub is_sorted: bool,
+    /// One NeighborSampler built once and passed to every loader (`neighbor_sampler=`).
+    #[serde(default)]
+    pub shared_sampler: bool,
+    /// Whether each epoch also evaluates on the train loader.
+    #[serde(default)]
+    pub evaluate_train: bool,
+}
+
+impl Default for LoaderSpec {
+    fn default() -> Self {
+        serde_yaml::from_str("{}").unwrap_or_else(|_| unreachable!("all fields have defaults"))
+    }
+}
+
+/// How the dataset gets into memory.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoadSpec {
+    /// `T.ToUndirected()` / `to_undirected` at load: doubles the edges.
+    #[serde(default)]
+    pub to_undirected: bool,
+    /// The first run processes the raw download (one extra copy while collating).
+    #[serde(default)]
+    pub first_processing: bool,
+}
+
+/// Where the model trains.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Device {
+    /// On an NVIDIA GPU.
+    #[default]
+    Cuda,
+    /// On the host CPU: the model lives in host RAM.
+    Cpu,
+}
+
+/// What the memory limit charges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, Default)]
+#[serde(rename_all = "snake_case")]
+#[clap(rename_all = "snake_case")]
+pub enum Accounting {
+    /// A memory cgroup (Slurm ConstrainRAMSpace, Kubernetes, systemd): each page once, shmem included.
+    #[default]
+    Cgroup,
+    /// Slurm jobacct_gather without UsePss: RSS summed over processes.
+    RssSum,
+}
+
+/// The budget.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetSpec {
+    /// Host RAM per node (`--mem`).
+    #[serde(default)]
+    pub host: Option<Bytes>,
+    /// GPU: a profile name or a size.
+    #[serde(default)]
+    pub gpu: Option<String>,
+    /// How the host limit is enforced.
+    #[serde(default)]
+    pub accounting: Accounting,
+    /// Size of /dev/shm (not checked when absent).
+    #[serde(default)]
+    pub shm: Option<Bytes>,
+    /// Fraction of each budget kept free.
+    #[serde(default = "default_margin")]
+    pub margin: f64,
+}
+
+impl Default for BudgetSpec {
+    fn default() -> Self {
+        BudgetSpec {
+            host: None,
+            gpu: None,
+            accounting: Accounting::Cgroup,
+            shm: None,
+            margin: 0.1,
+        }
+    }
+}
+
+impl JobSpec {
+    /// The default job PyG's examples suggest, on `dataset`.
+    pub fn for_dataset(dataset: &str) -> JobSpec {
+        JobSpec {
+            name: Some(dataset.to_string()),
+            description: None,
+            dataset: DatasetRef::Name(dataset.to_string()),
+            model: ModelSpec::default(),
+            loader: LoaderSpec::default(),
+            load: LoadSpec::default(),
+            device: Device::Cuda,
+            budget: BudgetSpec::default(),
+            ranks_per_node: 1,
+            epochs: 100,
+            cpus: None,
+        }
+    }
+}
