@@ -12,6 +12,8 @@ pub mod fanout;
 mod gpu;
 mod host;
 mod phases;
+#[cfg(test)]
+mod props;
 
 pub use coefficients::{
     CalibrationFile, Coefficients, default_calibration_path, load_coefficients,

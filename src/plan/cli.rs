@@ -34,18 +34,21 @@ pub struct JobArgs {
     /// DataLoader workers per loader.
     #[arg(long)]
     pub workers: Option<u32>,
-    /// Keep workers alive across epochs.
-    #[arg(long, overrides_with = "no_persistent_workers")]
-    pub persistent_workers: bool,
-    /// Shut workers down after each epoch.
-    #[arg(long)]
-    pub no_persistent_workers: bool,
+    /// Keep workers alive across epochs (`--persistent-workers false` to turn off).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    pub persistent_workers: Option<bool>,
     /// Batches each worker prepares ahead.
     #[arg(long)]
     pub prefetch_factor: Option<u32>,
     /// Pin batches in page-locked memory.
-    #[arg(long)]
-    pub pin_memory: bool,
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    pub pin_memory: Option<bool>,
+    /// One NeighborSampler shared by every loader (`neighbor_sampler=`).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    pub shared_sampler: Option<bool>,
+    /// edge_index sorted by destination beforehand (`is_sorted=True`).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    pub is_sorted: Option<bool>,
     /// When the validation/test loaders exist.
     #[arg(long, value_enum)]
     pub eval_loaders: Option<EvalLoaders>,
@@ -68,11 +71,11 @@ pub struct JobArgs {
     #[arg(long, value_enum)]
     pub device: Option<Device>,
     /// The script calls to_undirected / T.ToUndirected() after loading.
-    #[arg(long)]
-    pub to_undirected: bool,
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    pub to_undirected: Option<bool>,
     /// The dataset is processed from the raw download in this run.
-    #[arg(long)]
-    pub first_processing: bool,
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    pub first_processing: Option<bool>,
     /// Epochs in the run.
     #[arg(long)]
     pub epochs: Option<u32>,
@@ -139,17 +142,20 @@ impl JobArgs {
         if let Some(w) = self.workers {
             spec.loader.num_workers = w;
         }
-        if self.persistent_workers {
-            spec.loader.persistent_workers = true;
-        }
-        if self.no_persistent_workers {
-            spec.loader.persistent_workers = false;
+        if let Some(p) = self.persistent_workers {
+            spec.loader.persistent_workers = p;
         }
         if let Some(p) = self.prefetch_factor {
             spec.loader.prefetch_factor = p;
         }
-        if self.pin_memory {
-            spec.loader.pin_memory = true;
+        if let Some(p) = self.pin_memory {
+            spec.loader.pin_memory = p;
+        }
+        if let Some(v) = self.shared_sampler {
+            spec.loader.shared_sampler = v;
+        }
+        if let Some(v) = self.is_sorted {
+            spec.loader.is_sorted = v;
         }
         if let Some(e) = self.eval_loaders {
             spec.loader.eval_loaders = e;
@@ -172,8 +178,12 @@ impl JobArgs {
         if let Some(d) = self.device {
             spec.device = d;
         }
-        spec.load.to_undirected |= self.to_undirected;
-        spec.load.first_processing |= self.first_processing;
+        if let Some(v) = self.to_undirected {
+            spec.load.to_undirected = v;
+        }
+        if let Some(v) = self.first_processing {
+            spec.load.first_processing = v;
+        }
         if let Some(e) = self.epochs {
             spec.epochs = e;
         }

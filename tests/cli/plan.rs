@@ -1,1 +1,254 @@
-//! End-to-end tests of `headroom plan`.
+//! End-to-end tests of `headroom plan` and `headroom check`: the seed
+//! scenarios worked through from the mechanism, the JSON contract, exit codes
+//! and bad input.
+
+use crate::util::{fixture, headroom};
+
+/// Runs `plan <args> --format json` and parses the report.
+fn plan_json(args: &[&str]) -> serde_json::Value {
+    let out = headroom()
+        .arg("plan")
+        .args(args)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "plan {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn phase<'a>(r: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    r["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["phase"] == name)
+        .unwrap()
+}
+
+const GIB: u64 = 1 << 30;
+
+#[test]
+fn three_resident_loaders_at_128g_are_killed_while_building_them() {
+    // seeds/002 (and 001's first attempt): features 111,059,956·128·4 = 56,862,697,472
+    // + labels (float32) 444,239,824 + edge_index 2·1,615,685,872·8 = 25,850,973,952
+    // + splits 1,546,782·8 = 12,374,256 + three CSC copies 3·(colptr 888,479,656
+    // + row and perm 2·12,925,486,976) = 80,218,360,824 + the last one's sorted col
+    // 12,925,486,976 + runtime 700 MiB + CUDA host 1200 MiB = 1,992,294,400
+    // = 178,306,427,704 bytes (166.1 GiB) > 128 GiB.
+    let r = plan_json(&["seed-002-three-loaders"]);
+    assert_eq!(r["fits"], false);
+    assert_eq!(r["predicted_exit_code"], 137);
+    assert_eq!(r["failure"]["phase"], "build_loaders");
+    assert_eq!(phase(&r, "build_loaders")["host_bytes"], 178_306_427_704u64);
+}
+
+#[test]
+fn on_demand_eval_loaders_move_the_peak_to_building_one() {
+    // seeds/002's fix and seeds/003: training fits, the job dies building an eval loader.
+    let r = plan_json(&["seed-003-eval-peak"]);
+    let usable = (128.0 * 0.9 * GIB as f64) as u64;
+    assert!(phase(&r, "train")["host_bytes"].as_u64().unwrap() < usable);
+    assert_eq!(r["peak_phase"], "evaluate");
+    assert_eq!(r["failure"]["phase"], "evaluate");
+    assert_eq!(r["predicted_exit_code"], 137);
+    assert!(
+        phase(&r, "evaluate")["moment"]
+            .as_str()
+            .unwrap()
+            .contains("on demand")
+    );
+}
+
+#[test]
+fn attempt_one_does_not_fit_and_names_its_phase() {
+    let r = plan_json(&["seed-001-attempt1"]);
+    assert_eq!(r["fits"], false);
+    assert_eq!(r["predicted_exit_code"], 137);
+    assert!(r["failure"]["phase"].is_string());
+    // Four persistent workers put the CSC copies in /dev/shm.
+    assert!(phase(&r, "train")["shm_bytes"].as_u64().unwrap() > 3 * 24 * GIB);
+}
+
+#[test]
+fn rss_sum_accounting_makes_every_worker_look_like_the_dataset() {
+    // Under jobacct_gather without UsePss each forked worker counts the parent's
+    // pages: 4 workers add at least 4 × the 78 GiB dataset to the train phase.
+    let cg = plan_json(&["seed-001-attempt1", "--mem", "1T"]);
+    let rs = plan_json(&[
+        "seed-001-attempt1",
+        "--mem",
+        "1T",
+        "--accounting",
+        "rss_sum",
+    ]);
+    let diff = phase(&rs, "train")["host_bytes"].as_u64().unwrap()
+        - phase(&cg, "train")["host_bytes"].as_u64().unwrap();
+    assert!(diff > 4 * 78 * GIB, "{diff}");
+}
+
+#[test]
+fn the_json_carries_the_contract_fields() {
+    let r = plan_json(&["ogbn-products", "--mem", "64G", "--gpu", "a100-40gb"]);
+    for key in [
+        "fits",
+        "peak_host_bytes",
+        "peak_gpu_bytes",
+        "peak_phase",
+        "predicted_exit_code",
+        "components",
+        "recommended",
+    ] {
+        assert!(r.get(key).is_some(), "missing {key}");
+    }
+    let rec = &r["recommended"];
+    for key in [
+        "batch_size",
+        "fanout",
+        "num_workers",
+        "persistent_workers",
+        "eval_loaders",
+    ] {
+        assert!(rec.get(key).is_some(), "recommended misses {key}");
+    }
+    assert_eq!(r["fits"], true);
+    assert!(r["predicted_exit_code"].is_null());
+}
+
+#[test]
+fn every_recommendation_fits_when_planned_again() {
+    for job in [
+        "seed-001-attempt1",
+        "seed-002-three-loaders",
+        "seed-003-eval-peak",
+        "seed-004-gpu",
+    ] {
+        let r = plan_json(&[job]);
+        let rec = &r["recommended"];
+        assert!(rec.is_object(), "{job}: no recommendation");
+        let fanout: Vec<String> = rec["fanout"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.to_string())
+            .collect();
+        let mut args: Vec<String> = vec![
+            job.into(),
+            "--batch-size".into(),
+            rec["batch_size"].to_string(),
+            "--fanout".into(),
+            fanout.join(","),
+            "--workers".into(),
+            rec["num_workers"].to_string(),
+            "--eval-loaders".into(),
+            rec["eval_loaders"].as_str().unwrap().into(),
+            "--prefetch-factor".into(),
+            rec["prefetch_factor"].to_string(),
+            "--shared-sampler".into(),
+            rec["shared_sampler"].to_string(),
+            "--is-sorted".into(),
+            rec["is_sorted"].to_string(),
+            "--pin-memory".into(),
+            rec["pin_memory"].to_string(),
+            "--persistent-workers".into(),
+            rec["persistent_workers"].to_string(),
+        ];
+        args.extend(["--format".into(), "json".into()]);
+        let out = headroom().arg("check").args(&args).output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{job}: recommendation {rec} does not fit: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+}
+
+#[test]
+fn check_exit_codes_are_zero_one_two() {
+    headroom()
+        .args(["check", fixture("plan/inline-small.yaml").to_str().unwrap()])
+        .assert()
+        .code(0);
+    headroom()
+        .args(["check", "seed-002-three-loaders"])
+        .assert()
+        .code(1);
+    headroom()
+        .args(["check", "no-such-dataset"])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn github_format_prints_error_annotations() {
+    let out = headroom()
+        .args(["check", "seed-002-three-loaders", "--format", "github"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("::error::") && l.contains("exit 137")),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_sbatch_script_is_read_and_its_contradiction_reported() {
+    let r = plan_json(&[fixture("plan/train_mismatch.sbatch").to_str().unwrap()]);
+    assert_eq!(r["settings"]["batch_size"], 1024);
+    assert_eq!(r["settings"]["fanout"], serde_json::json!([10, 5]));
+    assert_eq!(r["limits"]["host"], 256 * GIB);
+    let warnings = r["warnings"].to_string();
+    assert!(warnings.contains("BATCH_SIZE=512"), "{warnings}");
+}
+
+fn bad(args: &[&str], needle: &str) {
+    let out = headroom().args(args).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{args:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "not one line: {err}");
+    assert!(err.contains(needle), "{args:?}: {err}");
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_two() {
+    bad(
+        &["plan", "ogbn-paper100m", "--mem", "1G"],
+        "did you mean ogbn-papers100m",
+    );
+    bad(
+        &["plan", fixture("plan/malformed.yaml").to_str().unwrap()],
+        "malformed.yaml",
+    );
+    bad(
+        &["plan", fixture("plan/negative.yaml").to_str().unwrap()],
+        "negative",
+    );
+    bad(
+        &["plan", fixture("plan/zero-hops.yaml").to_str().unwrap()],
+        "zero hops",
+    );
+    bad(&["plan", "ogbn-arxiv", "--mem", "99999999P"], "absurd");
+    bad(
+        &["plan", "ogbn-arxiv", "--mem", "8G", "--gpu", "a41"],
+        "unknown GPU",
+    );
+    bad(&["plan", "ogbn-arxiv"], "no host budget");
+    bad(&["plan", "missing.yaml"], "no such file");
+    bad(
+        &["plan", "ogbn-arxiv", "--mem", "8G", "--fanout", "0,5"],
+        "fanout 0",
+    );
+}
+
+#[test]
+fn completions_are_generated() {
+    let out = headroom().args(["completions", "bash"]).output().unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("headroom"));
+}

@@ -1,0 +1,137 @@
+//! Property tests of the memory model: memory never falls when the batch,
+//! a hop's fanout, the workers or the loaders alive grow, on every embedded
+//! dataset, both accounting modes and both devices.
+
+use proptest::prelude::*;
+
+use super::{Coefficients, Settings, estimate};
+use crate::plan::verdict::peaks;
+use crate::spec::{Accounting, Device, EvalLoaders, Job, JobSpec};
+
+const DATASETS: [&str; 5] = [
+    "ogbn-arxiv",
+    "ogbn-products",
+    "reddit",
+    "ogbn-papers100m",
+    "mag240m",
+];
+
+fn job(dataset: usize, rss_sum: bool, cpu: bool, ranks: u32) -> Job {
+    let mut spec = JobSpec::for_dataset(DATASETS[dataset]);
+    spec.budget.accounting = if rss_sum {
+        Accounting::RssSum
+    } else {
+        Accounting::Cgroup
+    };
+    spec.device = if cpu { Device::Cpu } else { Device::Cuda };
+    spec.ranks_per_node = ranks;
+    Job::from_spec(&spec).unwrap()
+}
+
+fn settings() -> impl Strategy<Value = Settings> {
+    (
+        1u64..4096,
+        prop::collection::vec(1i64..40, 1..4),
+        0u32..8,
+        any::<bool>(),
+        1u32..4,
+        any::<bool>(),
+        0usize..3,
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(
+            |(
+                batch_size,
+                fanout,
+                w,
+                persistent,
+                prefetch_factor,
+                pin_memory,
+                e,
+                shared_sampler,
+                is_sorted,
+            )| Settings {
+                batch_size,
+                fanout,
+                num_workers: w,
+                persistent_workers: persistent && w > 0,
+                prefetch_factor,
+                pin_memory,
+                eval_loaders: [
+                    EvalLoaders::None,
+                    EvalLoaders::OnDemand,
+                    EvalLoaders::Resident,
+                ][e],
+                shared_sampler,
+                is_sorted,
+            },
+        )
+}
+
+fn peak(job: &Job, s: &Settings) -> (u64, u64) {
+    let (h, _, g, _) = peaks(&estimate(job, s, &Coefficients::default()));
+    (h, g)
+}
+
+/// `bigger` needs at least as much host and GPU memory as `smaller`.
+fn no_less(job: &Job, smaller: &Settings, bigger: &Settings) -> Result<(), TestCaseError> {
+    let (h0, g0) = peak(job, smaller);
+    let (h1, g1) = peak(job, bigger);
+    prop_assert!(
+        h1 >= h0,
+        "host fell {h0} -> {h1}: {smaller:?} -> {bigger:?}"
+    );
+    prop_assert!(g1 >= g0, "GPU fell {g0} -> {g1}: {smaller:?} -> {bigger:?}");
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn a_bigger_batch_never_needs_less(d in 0usize..5, rss in any::<bool>(), cpu in any::<bool>(), s in settings(), extra in 1u64..4096) {
+        let job = job(d, rss, cpu, 1);
+        let bigger = Settings { batch_size: s.batch_size + extra, ..s.clone() };
+        no_less(&job, &s, &bigger)?;
+    }
+
+    #[test]
+    fn a_bigger_fanout_never_needs_less(d in 0usize..5, rss in any::<bool>(), s in settings(), hop in 0usize..3, extra in 1i64..30) {
+        let job = job(d, rss, false, 1);
+        let mut bigger = s.clone();
+        let hop = hop % bigger.fanout.len();
+        bigger.fanout[hop] += extra;
+        no_less(&job, &s, &bigger)?;
+    }
+
+    #[test]
+    fn more_workers_never_need_less(d in 0usize..5, rss in any::<bool>(), s in settings(), extra in 1u32..8) {
+        let job = job(d, rss, false, 2);
+        let bigger = Settings { num_workers: s.num_workers + extra, ..s.clone() };
+        no_less(&job, &s, &bigger)?;
+    }
+
+    #[test]
+    fn more_resident_loaders_never_need_less(d in 0usize..5, rss in any::<bool>(), s in settings()) {
+        let job = job(d, rss, false, 1);
+        let none = Settings { eval_loaders: EvalLoaders::None, ..s.clone() };
+        let on_demand = Settings { eval_loaders: EvalLoaders::OnDemand, ..s.clone() };
+        let resident = Settings { eval_loaders: EvalLoaders::Resident, ..s.clone() };
+        no_less(&job, &none, &on_demand)?;
+        no_less(&job, &on_demand, &resident)?;
+        // Separate samplers hold a CSC each; a shared one holds one.
+        let shared = Settings { shared_sampler: true, ..resident.clone() };
+        let separate = Settings { shared_sampler: false, ..resident };
+        no_less(&job, &shared, &separate)?;
+    }
+
+    #[test]
+    fn persistent_workers_never_need_less(d in 0usize..5, rss in any::<bool>(), s in settings()) {
+        let job = job(d, rss, false, 1);
+        let w = s.num_workers.max(1);
+        let off = Settings { num_workers: w, persistent_workers: false, ..s.clone() };
+        let on = Settings { num_workers: w, persistent_workers: true, ..s };
+        no_less(&job, &off, &on)?;
+    }
+}
