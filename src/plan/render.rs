@@ -13,19 +13,16 @@ use crate::estimate::PhaseEstimate;
 use crate::output::Report;
 use crate::units::{fmt_bytes, fmt_delta};
 
-fn table(builder: Builder) -> String {
+/// A rounded table whose `numeric` columns are right-aligned.
+fn table(builder: Builder, numeric: std::ops::Range<usize>) -> String {
     let mut t = builder.build();
     t.with(Style::rounded());
-    t.modify(Columns::new(1..), Alignment::right());
+    t.modify(Columns::new(numeric), Alignment::right());
     t.to_string()
 }
 
-fn gib(b: u64) -> String {
-    if b == 0 {
-        "·".into()
-    } else {
-        format!("{:.1}", b as f64 / (1u64 << 30) as f64)
-    }
+fn cell(b: u64) -> String {
+    if b == 0 { "·".into() } else { fmt_bytes(b) }
 }
 
 fn components_table(phases: &[PhaseEstimate], gpu: bool) -> Option<String> {
@@ -46,9 +43,9 @@ fn components_table(phases: &[PhaseEstimate], gpu: bool) -> Option<String> {
     }
     let mut b = Builder::default();
     let mut head = vec![if gpu {
-        "GPU, GiB".to_string()
+        "GPU".to_string()
     } else {
-        "host, GiB".to_string()
+        "host".to_string()
     }];
     head.extend(phases.iter().map(|p| p.phase.as_str().to_string()));
     b.push_record(head);
@@ -56,10 +53,9 @@ fn components_table(phases: &[PhaseEstimate], gpu: bool) -> Option<String> {
         let mut row = vec![name.to_string()];
         for p in &phases {
             let list = if gpu { &p.gpu } else { &p.host };
-            row.push(gib(list
-                .iter()
-                .find(|c| c.name == name)
-                .map_or(0, |c| c.bytes)));
+            row.push(cell(
+                list.iter().find(|c| c.name == name).map_or(0, |c| c.bytes),
+            ));
         }
         b.push_record(row);
     }
@@ -67,10 +63,10 @@ fn components_table(phases: &[PhaseEstimate], gpu: bool) -> Option<String> {
     total.extend(
         phases
             .iter()
-            .map(|p| gib(if gpu { p.gpu_bytes } else { p.host_bytes })),
+            .map(|p| cell(if gpu { p.gpu_bytes } else { p.host_bytes })),
     );
     b.push_record(total);
-    Some(table(b))
+    Some(table(b, 1..phases.len() + 1))
 }
 
 impl Report for PlanReport {
@@ -144,7 +140,7 @@ impl Report for PlanReport {
                 format!("{}{mark}", p.moment),
             ]);
         }
-        writeln!(w, "{}", table(t))?;
+        writeln!(w, "{}", table(t, 1..4))?;
         match &self.failure {
             None => writeln!(
                 w,
@@ -231,14 +227,7 @@ impl PlanReport {
             self.candidates_searched
         )?;
         let mut t = Builder::default();
-        t.push_record([
-            "setting",
-            "yours",
-            "recommended",
-            "host saved",
-            "GPU saved",
-            "how",
-        ]);
+        t.push_record(["setting", "yours", "recommended", "host saved", "GPU saved"]);
         for c in &r.changes {
             t.push_record([
                 c.setting.to_string(),
@@ -246,10 +235,12 @@ impl PlanReport {
                 c.to.clone(),
                 fmt_delta(c.saves_host_bytes as i128),
                 fmt_delta(c.saves_gpu_bytes as i128),
-                c.how.to_string(),
             ]);
         }
-        writeln!(w, "{}", table(t))?;
+        writeln!(w, "{}", table(t, 1..5))?;
+        for c in &r.changes {
+            writeln!(w, "  {}: {}", c.setting, c.how)?;
+        }
         writeln!(
             w,
             "  then: peak {} host, {} GPU",

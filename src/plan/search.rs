@@ -101,6 +101,37 @@ pub fn quality_loss(requested: &Settings, s: &Settings) -> f64 {
             .max(0.0)
 }
 
+/// How many settings differ from the user's.
+fn changes(req: &Settings, s: &Settings) -> usize {
+    [
+        req.batch_size != s.batch_size,
+        req.fanout != s.fanout,
+        req.num_workers != s.num_workers,
+        req.persistent_workers != s.persistent_workers,
+        req.prefetch_factor != s.prefetch_factor,
+        req.pin_memory != s.pin_memory,
+        req.eval_loaders != s.eval_loaders,
+        req.shared_sampler != s.shared_sampler,
+        req.is_sorted != s.is_sorted,
+    ]
+    .into_iter()
+    .filter(|&c| c)
+    .count()
+}
+
+/// Ranking: least quality given up, then fastest (beyond float noise), then
+/// fewest changes from the user's settings, then least host memory.
+fn ranks_before(a: &(f64, f64, usize, u64), b: &(f64, f64, usize, u64)) -> bool {
+    const EPS: f64 = 1e-9;
+    if (a.0 - b.0).abs() > EPS {
+        return a.0 < b.0;
+    }
+    if (a.1 - b.1).abs() > EPS * b.1.abs().max(1.0) {
+        return a.1 < b.1;
+    }
+    (a.2, a.3) < (b.2, b.3)
+}
+
 /// Searches every candidate; None when nothing fits.
 pub fn search(job: &Job, coeffs: &Coefficients) -> (Option<Found>, usize) {
     let req = &job.settings;
@@ -141,7 +172,7 @@ pub fn search(job: &Job, coeffs: &Coefficients) -> (Option<Found>, usize) {
         }
     }
     let mut models: HashMap<(u64, Vec<i64>), BatchModel> = HashMap::new();
-    let mut best: Option<(f64, f64, u64, Settings)> = None;
+    let mut best: Option<((f64, f64, usize, u64), Settings)> = None;
     let mut count = 0;
     for batch in batch_sizes(req.batch_size) {
         for fanout in fanouts(&req.fanout) {
@@ -176,17 +207,11 @@ pub fn search(job: &Job, coeffs: &Coefficients) -> (Option<Found>, usize) {
                                 }
                                 let secs = epoch_seconds(job, &s, &bm.train, est.dataset.edges);
                                 let host = peaks(&est).0;
-                                let better = match &best {
-                                    None => true,
-                                    Some((bl, bs, bh, _)) => {
-                                        loss < bl - 1e-9
-                                            || (loss < bl + 1e-9
-                                                && (secs < bs * (1.0 - 1e-9)
-                                                    || (secs <= *bs && host < *bh)))
-                                    }
-                                };
+                                let key = (loss, secs, changes(req, &s), host);
+                                let better =
+                                    best.as_ref().is_none_or(|(b, _)| ranks_before(&key, b));
                                 if better {
-                                    best = Some((loss, secs, host, s.clone()));
+                                    best = Some((key, s.clone()));
                                 }
                             }
                         }
@@ -195,7 +220,7 @@ pub fn search(job: &Job, coeffs: &Coefficients) -> (Option<Found>, usize) {
             }
         }
     }
-    let found = best.map(|(_, secs, _, settings)| Found {
+    let found = best.map(|((_, secs, _, _), settings)| Found {
         settings,
         epoch_seconds: secs,
         candidates: count,
