@@ -252,3 +252,85 @@ fn completions_are_generated() {
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("headroom"));
 }
+
+#[test]
+fn a_small_dev_shm_predicts_sigbus_when_workers_share_the_csc() {
+    // With workers the CSC copies move to /dev/shm: 64 MiB (a container's default)
+    // cannot hold arxiv's CSC (colptr 169,344·8 + row and perm 2·1,166,243·8
+    // = 20,014,640 bytes per loader, three loaders = 60,043,920) plus the batches
+    // in flight, so the build or the first batches die of SIGBUS: exit 135.
+    let r = plan_json(&[
+        "ogbn-arxiv",
+        "--mem",
+        "64G",
+        "--workers",
+        "4",
+        "--shm",
+        "64M",
+    ]);
+    assert_eq!(r["predicted_exit_code"], 135);
+    let no_workers = plan_json(&[
+        "ogbn-arxiv",
+        "--mem",
+        "64G",
+        "--workers",
+        "0",
+        "--shm",
+        "64M",
+    ]);
+    assert_eq!(
+        no_workers["fits"], true,
+        "without workers nothing lives in /dev/shm"
+    );
+}
+
+#[test]
+fn every_rank_on_a_node_loads_its_own_copy() {
+    let one = plan_json(&["ogbn-products", "--mem", "1T"]);
+    let four = plan_json(&["ogbn-products", "--mem", "1T", "--ranks-per-node", "4"]);
+    let (a, b) = (
+        one["peak_host_bytes"].as_u64().unwrap(),
+        four["peak_host_bytes"].as_u64().unwrap(),
+    );
+    // Each host component is multiplied by the ranks; rounding per component may differ by a few bytes.
+    assert!((b as i64 - 4 * a as i64).abs() < 64, "{a} x4 != {b}");
+    assert_eq!(
+        one["peak_gpu_bytes"], four["peak_gpu_bytes"],
+        "GPU figures are per device"
+    );
+}
+
+#[test]
+fn cpu_training_puts_the_model_on_the_host() {
+    let gpu = plan_json(&["ogbn-products", "--mem", "1T"]);
+    let cpu = plan_json(&["ogbn-products", "--mem", "1T", "--device", "cpu"]);
+    let train = |r: &serde_json::Value| phase(r, "train").clone();
+    let names: Vec<String> = train(&cpu)["host"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        names.iter().any(|n| n.contains("model on the host")),
+        "{names:?}"
+    );
+    assert_eq!(
+        cpu["peak_gpu_bytes"].as_u64().unwrap() > 0,
+        true,
+        "activations are still reported"
+    );
+    assert!(
+        train(&cpu)["host_bytes"].as_u64()
+            > train(&gpu)["host_bytes"].as_u64().map(|b| b - (1200 << 20))
+    );
+}
+
+#[test]
+fn to_undirected_kills_papers100m_at_load_under_256g() {
+    // 144 bytes per directed edge at to_undirected's worst moment:
+    // 144 · 1,615,685,872 = 232.7 GB on top of 53 GiB of features.
+    let r = plan_json(&["seed-001-attempt2", "--to-undirected"]);
+    assert_eq!(r["failure"]["phase"], "load");
+    assert_eq!(r["predicted_exit_code"], 137);
+}
