@@ -74,7 +74,7 @@ impl LogScanner {
         };
         let mut buf: Vec<u8> = Vec::with_capacity(CHUNK + MAX_LINE);
         let mut line_no: u64 = 1;
-        let mut sniffed = false;
+        let mut sniffed = 0;
         let mut last_byte = None;
         loop {
             let start = buf.len();
@@ -85,9 +85,10 @@ impl LogScanner {
             if n > 0 {
                 last_byte = buf.last().copied();
             }
-            if !sniffed && (buf.len() >= BINARY_SNIFF || n == 0) {
-                stats.binary = memchr::memchr(0, &buf[..buf.len().min(BINARY_SNIFF)]).is_some();
-                sniffed = true;
+            if sniffed < BINARY_SNIFF {
+                let take = n.min(BINARY_SNIFF - sniffed);
+                stats.binary |= memchr::memchr(0, &buf[start..start + take]).is_some();
+                sniffed += take;
             }
             let eof = n == 0;
             let end = if eof || buf.len() >= CHUNK + MAX_LINE {

@@ -75,7 +75,9 @@ pub fn parse(at: &Location<'_>, line: &str, out: &mut Sink<'_>) {
         let (kind, strength) = match c.get(1).map(|m| m.as_str()) {
             Some("TIME LIMIT") => ("slurm_time_limit", Certain),
             Some("PREEMPTION") => ("slurm_preempted", Certain),
-            _ => ("slurm_cancelled", Likely),
+            // No reason given: scancel by a person, or Slurm ending a job it
+            // killed for another reason; only a hint on its own.
+            _ => ("slurm_cancelled", Possible),
         };
         out.push(ev(kind, Category::TimeLimit, strength));
     } else if let Some(c) = re.srun_task.captures(line) {
