@@ -35,7 +35,15 @@ pub fn advise(
 ) -> Advice {
     let n = |k: &str| numbers.get(k).copied();
     let b = |k: &str| n(k).map(fmt_bytes);
-    let killed = n("killed_pid").map_or(String::new(), |p| format!(" (pid {p})"));
+    let name = root
+        .iter()
+        .find(|e| e.kind.ends_with("oom_kill"))
+        .and_then(|e| e.label.clone());
+    let killed = match (name, n("killed_pid")) {
+        (Some(name), Some(p)) => format!(" ({name}, pid {p})"),
+        (None, Some(p)) => format!(" (pid {p})"),
+        _ => String::new(),
+    };
     let mut next = Vec::new();
     let (verdict, fix): (String, Vec<String>) = match category {
         Category::HostOomCgroup => (

@@ -26,8 +26,14 @@ const MAX_LINE: usize = 64 << 10;
 /// How far into an input NUL bytes mark it as binary (git's heuristic).
 const BINARY_SNIFF: usize = 8 << 10;
 
-static PREFILTER: LazyLock<AhoCorasick> =
-    LazyLock::new(|| AhoCorasick::new(TRIGGERS).expect("static trigger list"));
+/// Leftmost-first semantics let aho-corasick use its SIMD (Teddy) searcher;
+/// any match will do, only its line matters.
+static PREFILTER: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    AhoCorasick::builder()
+        .match_kind(aho_corasick::MatchKind::LeftmostFirst)
+        .build(TRIGGERS)
+        .expect("static trigger list")
+});
 
 /// What was read from one input.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]

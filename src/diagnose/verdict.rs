@@ -213,3 +213,52 @@ fn pick_root(strengths: &BTreeMap<Category, Confidence>) -> Option<(Category, Co
         .or_else(|| strengths.iter().max_by_key(|p| key(*p)))
         .map(|(c, s)| (*c, *s))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnose::LogScanner;
+
+    /// What `watch` does: a stderr tail plus the facts it measured.
+    #[test]
+    fn watch_facts_make_a_worker_death_a_certain_cgroup_oom() {
+        let mut scanner = LogScanner::new();
+        scanner.feed_line(
+            "stderr",
+            1,
+            "RuntimeError: DataLoader worker (pid 4242) is killed by signal: Killed.",
+        );
+        let facts = Facts {
+            exit: Some(ExitStatus::parse("-9").unwrap()),
+            cgroup_oom_kills: Some(1),
+            cgroup_limit_bytes: Some(8 << 30),
+        };
+        let d = verdict_from_evidence(scanner.finish(), &facts);
+        assert_eq!(d.category, Category::HostOomCgroup);
+        assert_eq!(d.confidence, Confidence::Certain);
+        assert_eq!(d.chain, vec![Category::DataloaderWorkerKilled]);
+        assert_eq!(d.numbers.get("cgroup_limit_bytes"), Some(&(8u64 << 30)));
+        assert_eq!(d.evidence[0].kind, "cgroup_oom_kill_counter");
+    }
+
+    #[test]
+    fn a_zero_counter_proves_nothing_and_sigkill_alone_stays_possible() {
+        let facts = Facts {
+            exit: Some(ExitStatus::parse("137").unwrap()),
+            cgroup_oom_kills: Some(0),
+            cgroup_limit_bytes: None,
+        };
+        let d = verdict_from_evidence(Findings::default(), &facts);
+        assert_eq!(
+            (d.category, d.confidence),
+            (Category::HostOomKernel, Confidence::Possible)
+        );
+        assert!(!d.next_steps.is_empty());
+    }
+
+    #[test]
+    fn nothing_at_all_is_unknown() {
+        let d = verdict_from_evidence(Findings::default(), &Facts::default());
+        assert_eq!(d.category, Category::Unknown);
+    }
+}

@@ -61,8 +61,9 @@ pub fn parse(at: &Location<'_>, line: &str, out: &mut Sink<'_>) {
         } else {
             ("kernel_global_oom_kill", Category::HostOomKernel)
         };
-        let mut ev =
-            Evidence::line(kind, category, Certain, at, line).with("killed_pid", num(c.get(2)));
+        let mut ev = Evidence::line(kind, category, Certain, at, line)
+            .with("killed_pid", num(c.get(2)))
+            .with_label(c[3].to_string());
         if let Some(s) = re.killed_sizes.captures(line) {
             ev = sizes(ev, &s);
         }
