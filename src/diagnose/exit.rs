@@ -86,7 +86,6 @@ impl ExitStatus {
             (Some(13), _) => Some((Category::Sigpipe, Likely)),
             (Some(15), _) => Some((Category::TimeLimit, Possible)),
             (Some(11), _) => Some((Category::Segfault, Likely)),
-            (Some(6), _) => Some((Category::PythonError, Possible)),
             (None, Some(0)) => Some((Category::Success, Likely)),
             (None, Some(1)) => Some((Category::PythonError, Possible)),
             _ => None,

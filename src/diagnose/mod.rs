@@ -9,7 +9,9 @@
 
 pub mod advice;
 pub mod category;
+pub mod clean;
 pub mod cli;
+pub mod cuda_advice;
 pub mod evidence;
 pub mod exit;
 pub mod parse;

@@ -13,6 +13,7 @@ use std::sync::LazyLock;
 
 use aho_corasick::AhoCorasick;
 
+use super::clean::clean_line;
 use super::evidence::{EvidenceSet, Location};
 use super::exit::ExitStatus;
 use super::parse::cuda_oom::CudaOom;
@@ -117,7 +118,7 @@ impl LogScanner {
             }
         }
         stats.lines = line_no - 1 + u64::from(last_byte.is_some_and(|b| b != b'\n'));
-        if let Some(oom) = parsers.cuda_oom.take() {
+        if let Some(oom) = parsers.cuda.first.take() {
             self.keep_cuda_oom(oom);
         }
         Ok(stats)
@@ -153,7 +154,7 @@ impl LogScanner {
             exit_from_logs: &mut self.exit_from_logs,
         };
         self.loose.finish(&mut sink);
-        if let Some(oom) = self.loose.cuda_oom.take() {
+        if let Some(oom) = self.loose.cuda.first.take() {
             self.keep_cuda_oom(oom);
         }
         Findings {
@@ -236,40 +237,4 @@ fn scan_region(
         }
     }
     line_no
-}
-
-/// Lossy UTF-8 without ANSI escape sequences or other control characters.
-pub fn clean_line(bytes: &[u8]) -> String {
-    let text = String::from_utf8_lossy(bytes);
-    if !text.bytes().any(|b| b < 0x20 && b != b'\t') {
-        return text.into_owned();
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\x1b' {
-            match chars.next() {
-                // CSI: parameters and intermediates, then one final byte.
-                Some('[') => {
-                    for d in chars.by_ref() {
-                        if ('\x40'..='\x7e').contains(&d) {
-                            break;
-                        }
-                    }
-                }
-                // OSC: up to BEL or ESC \.
-                Some(']') => {
-                    while let Some(d) = chars.next() {
-                        if d == '\x07' || (d == '\x1b' && chars.next_if_eq(&'\\').is_some()) {
-                            break;
-                        }
-                    }
-                }
-                _ => {}
-            }
-        } else if c >= ' ' || c == '\t' {
-            out.push(c);
-        }
-    }
-    out
 }

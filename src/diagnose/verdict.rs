@@ -134,6 +134,10 @@ pub fn verdict_from_evidence(findings: Findings, facts: &Facts) -> Diagnosis {
         }
     };
     items.sort_by_key(|e| (rank(e), std::cmp::Reverse(e.strength)));
+    // One line can be read by two parsers (the CUDA OOM message is also the
+    // traceback's exception line): show it once, under its strongest reading.
+    let mut shown = std::collections::HashSet::new();
+    items.retain(|e| e.line.is_none() || shown.insert((e.source.clone(), e.line)));
     let mut numbers = BTreeMap::new();
     for ev in &items {
         for (k, v) in &ev.numbers {

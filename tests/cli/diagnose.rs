@@ -199,3 +199,40 @@ fn a_log_with_nul_padding_but_evidence_is_still_diagnosed() {
     assert_eq!(got["category"], "time_limit");
     assert_eq!(got["inputs"][0]["binary"], true);
 }
+
+#[test]
+fn job_flag_needs_an_existing_file() {
+    let log = fixture("diagnose/time_limit.log");
+    let out = headroom()
+        .arg("diagnose")
+        .arg(&log)
+        .args(["--job", "/nonexistent/job.yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--job /nonexistent/job.yaml"));
+    let job = fixture("diagnose/sacct_oom.txt"); // any existing file is accepted for now
+    let out = headroom()
+        .arg("diagnose")
+        .arg(&log)
+        .arg("--job")
+        .arg(&job)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn sacct_from_stdin_and_yaml_output() {
+    let sacct = std::fs::read(fixture("diagnose/sacct_oom.txt")).unwrap();
+    let out = headroom()
+        .args(["diagnose", "--sacct", "-", "--format", "yaml"])
+        .write_stdin(sacct)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let got: serde_yaml::Value = serde_yaml::from_slice(&out.stdout).unwrap();
+    assert_eq!(got["category"].as_str(), Some("host_oom_cgroup"));
+    // The job row's ExitCode 0:125 is Slurm's OUT_OF_MEMORY marker.
+    assert_eq!(got["exit"]["raw"].as_str(), Some("0:125"));
+}

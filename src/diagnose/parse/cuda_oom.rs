@@ -185,6 +185,29 @@ mod tests {
     }
 
     #[test]
+    fn unallocated_equal_to_the_request_is_fragmentation() {
+        // "at least the request": 2.00 GiB unallocated vs 2.00 GiB requested.
+        let msg = "CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total capacity of 23.65 GiB of which 1.00 GiB is free. Of the allocated memory 20.00 GiB is allocated by PyTorch, and 2.00 GiB is reserved by PyTorch but unallocated.";
+        let oom = CudaOom::parse(msg);
+        assert_eq!(oom.device, Some(1));
+        assert_eq!(oom.process_in_use_bytes, None);
+        assert_eq!(oom.classify(), Some(Category::CudaOomFragmentation));
+        // One byte less unallocated would be capacity: 1.99 GiB < 2.00 GiB.
+        let oom = CudaOom::parse(&msg.replace("and 2.00 GiB", "and 1.99 GiB"));
+        assert_eq!(oom.classify(), Some(Category::CudaOomCapacity));
+    }
+
+    #[test]
+    fn batch_fraction_is_allocated_plus_free_over_allocated_plus_request() {
+        // seeds/004: (36.78 + 3.84) / (36.78 + 4.15) = 40.62 / 40.93 = 0.99243
+        let oom = CudaOom::parse(
+            "Tried to allocate 4.15 GiB. GPU 0 has a total capacity of 44.53 GiB of which 3.84 GiB is free. Of the allocated memory 36.78 GiB is allocated by PyTorch, and 3.56 GiB is reserved by PyTorch but unallocated.",
+        );
+        let f = oom.fitting_batch_fraction().unwrap();
+        assert!((f - 40.62 / 40.93).abs() < 1e-4, "{f}");
+    }
+
+    #[test]
     fn cut_off_message_keeps_what_it_has() {
         let oom = CudaOom::parse(
             "CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capac",

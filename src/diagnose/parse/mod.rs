@@ -9,6 +9,7 @@
 
 pub mod accounting;
 pub mod cuda_oom;
+pub mod cuda_wrap;
 pub mod kernel;
 pub mod python;
 pub mod slurm;
@@ -16,7 +17,6 @@ pub mod slurm;
 use super::category::{Category, Confidence};
 use super::evidence::{Evidence, EvidenceSet, Location};
 use super::exit::ExitStatus;
-use cuda_oom::CudaOom;
 
 /// Literal substrings at least one of which every evidence line contains.
 /// The benchmark greps for exactly these (benches/diagnose_vs_grep.sh).
@@ -81,24 +81,19 @@ impl Sink<'_> {
     }
 }
 
-/// Lines a wrapped CUDA OOM message may continue over.
-const CUDA_OOM_CONTINUATION: u32 = 6;
-
 /// The parsers' state over one input.
 #[derive(Debug, Default)]
 pub struct LineParsers {
     traceback: python::TracebackState,
     sacct: Option<accounting::SacctTable>,
-    /// A CUDA OOM message missing numbers: its text, where it began, lines left.
-    cuda_pending: Option<(String, String, u64, u32)>,
-    /// The first complete CUDA OOM message's numbers (else the first at all).
-    pub cuda_oom: Option<CudaOom>,
+    /// CUDA OOM messages, including ones wrapped over several lines.
+    pub cuda: cuda_wrap::CudaOomReader,
 }
 
 impl LineParsers {
     /// Whether the next line must be parsed even without a trigger word.
     pub fn wants_every_line(&self) -> bool {
-        self.traceback.active() || self.sacct.is_some() || self.cuda_pending.is_some()
+        self.traceback.active() || self.sacct.is_some() || self.cuda.active()
     }
 
     /// Parses one cleaned line.
@@ -116,11 +111,7 @@ impl LineParsers {
             self.sacct = Some(table);
             return;
         }
-        if line.contains("out of memory") && line.contains("CUDA") {
-            self.start_cuda_oom(at, line, out);
-        } else {
-            self.continue_cuda_oom(line, out);
-        }
+        self.cuda.feed(at, line, out);
         kernel::parse(at, line, out);
         slurm::parse(at, line, out);
         python::parse(at, line, out);
@@ -136,88 +127,7 @@ impl LineParsers {
 
     /// Ends the input: a CUDA OOM still waiting for numbers is reported as is.
     pub fn finish(&mut self, out: &mut Sink<'_>) {
-        if let Some((text, source, line, _)) = self.cuda_pending.take() {
-            let at = Location {
-                source: &source,
-                line,
-            };
-            self.emit_cuda_oom(&at, &text, out);
-        }
+        self.cuda.finish(out);
         self.sacct = None;
-    }
-
-    fn start_cuda_oom(&mut self, at: &Location<'_>, line: &str, out: &mut Sink<'_>) {
-        if let Some((text, source, n, _)) = self.cuda_pending.take() {
-            self.emit_cuda_oom(
-                &Location {
-                    source: &source,
-                    line: n,
-                },
-                &text,
-                out,
-            );
-        }
-        if CudaOom::parse(line).is_complete() || line.contains("CUDA error: out of memory") {
-            self.emit_cuda_oom(at, line, out);
-        } else {
-            let text = line.trim().to_string();
-            self.cuda_pending = Some((text, at.source.to_string(), at.line, CUDA_OOM_CONTINUATION));
-        }
-    }
-
-    fn continue_cuda_oom(&mut self, line: &str, out: &mut Sink<'_>) {
-        let Some((text, source, n, left)) = self.cuda_pending.as_mut() else {
-            return;
-        };
-        let looks_like_more = [
-            "GPU",
-            "allocated",
-            "capac",
-            "free",
-            "reserved",
-            "memory in use",
-        ]
-        .iter()
-        .any(|w| line.contains(w));
-        if looks_like_more && *left > 0 && text.len() < 4096 {
-            text.push(' ');
-            text.push_str(line.trim());
-            *left -= 1;
-            if !CudaOom::parse(text).is_complete() && *left > 0 {
-                return;
-            }
-        }
-        let (text, source, n) = (std::mem::take(text), std::mem::take(source), *n);
-        self.cuda_pending = None;
-        self.emit_cuda_oom(
-            &Location {
-                source: &source,
-                line: n,
-            },
-            &text,
-            out,
-        );
-    }
-
-    fn emit_cuda_oom(&mut self, at: &Location<'_>, text: &str, out: &mut Sink<'_>) {
-        let oom = CudaOom::parse(text);
-        let (category, strength) = match oom.classify() {
-            Some(c) => (c, Confidence::Certain),
-            None => (Category::CudaOomCapacity, Confidence::Likely),
-        };
-        let ev = Evidence::line("cuda_oom", category, strength, at, text)
-            .with("cuda_requested_bytes", oom.requested_bytes)
-            .with(
-                "cuda_reserved_unallocated_bytes",
-                oom.reserved_unallocated_bytes,
-            );
-        out.push(ev);
-        let better = match &self.cuda_oom {
-            None => true,
-            Some(old) => !old.is_complete() && oom.is_complete(),
-        };
-        if better {
-            self.cuda_oom = Some(oom);
-        }
     }
 }

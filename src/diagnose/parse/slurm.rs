@@ -109,7 +109,8 @@ pub fn parse(at: &Location<'_>, line: &str, out: &mut Sink<'_>) {
             "Bus error" => out.push(ev("bus_error", Category::ShmBusError, Likely)),
             "Segmentation fault" => out.push(ev("segmentation_fault", Category::Segfault, Likely)),
             "Terminated" => out.push(ev("shell_terminated", Category::TimeLimit, Possible)),
-            _ => out.push(ev("shell_aborted", Category::PythonError, Possible)),
+            // SIGABRT: a native abort (C++ exception, assertion); context only.
+            _ => out.push(ev("shell_aborted", Category::Unknown, Possible)),
         }
     }
 }
