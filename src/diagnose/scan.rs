@@ -56,6 +56,8 @@ pub struct LogScanner {
     exit_from_logs: Option<ExitStatus>,
     cuda_oom: Option<CudaOom>,
     loose: LineParsers,
+    /// Bytes gathered before scanning (CHUNK; tests use tiny ones to split lines).
+    chunk: Option<usize>,
 }
 
 impl LogScanner {
@@ -79,39 +81,47 @@ impl LogScanner {
             source: source.to_string(),
             ..InputStats::default()
         };
-        let mut buf: Vec<u8> = Vec::with_capacity(CHUNK + MAX_LINE);
+        // One buffer for the whole input, never re-zeroed: a pipe that hands
+        // out 64 KiB per read must not cost a 1 MiB memset per read.
+        let chunk = self.chunk.unwrap_or(CHUNK);
+        let mut buf = vec![0u8; chunk + MAX_LINE];
+        let mut filled = 0;
         let mut line_no: u64 = 1;
-        let mut sniffed = 0;
         let mut last_byte = None;
+        let mut want = chunk;
         loop {
-            let start = buf.len();
-            buf.resize(start + CHUNK, 0);
-            let n = read_some(&mut reader, &mut buf[start..])?;
-            buf.truncate(start + n);
-            stats.bytes += n as u64;
-            if n > 0 {
-                last_byte = buf.last().copied();
-            }
-            if sniffed < BINARY_SNIFF {
+            let mut eof = false;
+            while filled < want {
+                let n = read_some(&mut reader, &mut buf[filled..])?;
+                if n == 0 {
+                    eof = true;
+                    break;
+                }
+                let sniffed = (stats.bytes as usize).min(BINARY_SNIFF);
                 let take = n.min(BINARY_SNIFF - sniffed);
-                stats.binary |= memchr::memchr(0, &buf[start..start + take]).is_some();
-                sniffed += take;
+                stats.binary |= memchr::memchr(0, &buf[filled..filled + take]).is_some();
+                stats.bytes += n as u64;
+                last_byte = Some(buf[filled + n - 1]);
+                filled += n;
             }
-            let eof = n == 0;
-            let end = if eof || buf.len() >= CHUNK + MAX_LINE {
-                buf.len()
-            } else {
-                match memchr::memrchr2(b'\n', b'\r', &buf) {
-                    Some(i) => i + 1,
-                    None => continue,
+            // Up to the last line end; without one, read on until the buffer is
+            // full, and only a line longer than the buffer is split.
+            let end = match memchr::memrchr2(b'\n', b'\r', &buf[..filled]) {
+                _ if eof || filled == buf.len() => filled,
+                Some(i) => i + 1,
+                None => {
+                    want = buf.len();
+                    continue;
                 }
             };
+            want = chunk;
             let mut sink = Sink {
                 evidence: &mut self.evidence,
                 exit_from_logs: &mut self.exit_from_logs,
             };
             line_no = scan_region(&buf[..end], line_no, source, &mut parsers, &mut sink);
-            buf.drain(..end);
+            buf.copy_within(end..filled, 0);
+            filled -= end;
             if eof {
                 parsers.finish(&mut sink);
                 break;
@@ -237,4 +247,61 @@ fn scan_region(
         }
     }
     line_no
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A reader that hands out its data in the given (cycled) read sizes, so
+    /// lines and CRLF pairs get split across reads.
+    struct Trickle<'a> {
+        data: &'a [u8],
+        sizes: Vec<usize>,
+        turn: usize,
+    }
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.sizes[self.turn % self.sizes.len()]
+                .min(buf.len())
+                .min(self.data.len());
+            self.turn += 1;
+            buf[..n].copy_from_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            Ok(n)
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn evidence_keeps_its_line_number_whatever_the_read_sizes(
+            before in 0usize..300,
+            crlf in any::<bool>(),
+            sizes in prop::collection::vec(1usize..64, 1..8),
+            chunk in 1usize..80,
+            junk in prop::collection::vec(any::<u8>(), 0..400),
+        ) {
+            let eol: &[u8] = if crlf { b"\r\n" } else { b"\n" };
+            let mut data = Vec::new();
+            for i in 0..before {
+                data.extend_from_slice(format!("step {i}\r 50%|#####| {i}/300").as_bytes());
+                data.extend_from_slice(eol);
+            }
+            data.extend_from_slice(b"slurmstepd: error: Detected 1 oom_kill event in StepId=1.batch.");
+            data.extend_from_slice(eol);
+            data.extend_from_slice(&junk);
+            let mut scanner = LogScanner { chunk: Some(chunk), ..LogScanner::new() };
+            let stats = scanner
+                .scan_reader("t.log", Trickle { data: &data, sizes, turn: 0 }, false)
+                .unwrap();
+            let newlines = data.iter().filter(|&&b| b == b'\n').count() as u64;
+            let last_open = u64::from(data.last() != Some(&b'\n'));
+            prop_assert_eq!(stats.lines, newlines + last_open);
+            let findings = scanner.finish();
+            let ev = findings.evidence.items().iter().find(|e| e.kind == "slurm_oom_kill_event").cloned();
+            prop_assert_eq!(ev.and_then(|e| e.line), Some(before as u64 + 1));
+        }
+    }
 }
