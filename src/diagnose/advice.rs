@@ -128,7 +128,7 @@ fn reason(confidence: Confidence, root: &[&Evidence], category: Category) -> Str
     let best = root
         .iter()
         .filter(|e| e.category == category || root.len() == 1)
-        .max_by_key(|e| e.strength)
+        .min_by_key(|e| std::cmp::Reverse(e.strength))
         .or(root.first());
     let at = best.map_or("no line".to_string(), |e| {
         format!("{} at {}", e.kind, e.location())
