@@ -47,6 +47,8 @@ pub fn run(args: &DiagnoseArgs) -> Result<ExitCode> {
             .transpose()?,
         job: args.job.clone(),
     };
+    // With --job, the planner's safe configuration goes into
+    // `diagnosis.recommendation` (wired in where `plan` is available).
     let diagnosis = diagnose(&inputs, &opts)?;
     emit(&diagnosis, args.format, &mut std::io::stdout().lock())?;
     Ok(ExitCode::SUCCESS)

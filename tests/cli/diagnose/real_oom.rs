@@ -117,6 +117,12 @@ fn real_cgroup_oom_kill_from_dmesg_is_certain_host_oom_cgroup() {
     let pid = proc.id();
     let status = proc.wait().unwrap();
     use std::os::unix::process::ExitStatusExt;
+    if status.success() {
+        // Only possible when swap absorbed the excess (no swap limit exists
+        // without swap accounting): there was no OOM kill to diagnose.
+        eprintln!("SKIPPED real_cgroup_oom_kill: dd fit in 64 MiB plus swap; no OOM kill happened");
+        return;
+    }
     assert_eq!(
         status.signal(),
         Some(9),
