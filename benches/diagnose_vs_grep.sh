@@ -49,6 +49,7 @@ best_ms() { # best of 3 runs of "$@", in ms with ns resolution
   echo "$best"
 }
 
+echo "timing: wall clock from date +%s%N, best of 3 runs, reported in ms (resolution 1 ms); page cache warm"
 for mib in "${sizes[@]}"; do
   log="$tmp/slurm-$mib.out"
   : > "$log"
