@@ -1,0 +1,92 @@
+//! The fix for a CUDA OOM, with its arithmetic: the batch fraction that
+//! would have fit (capacity), and the headroom an allocator setting recovers
+//! (fragmentation), in the setting this PyTorch version has.
+
+use super::category::Confidence;
+use super::parse::cuda_oom::{CudaOom, CudaOomFormat};
+use crate::units::fmt_bytes;
+
+/// Safety margin below the batch fraction that would just fit: fixed memory
+/// (parameters, optimizer state) and the largest batch of a run are unknown.
+const BATCH_MARGIN: f64 = 0.9;
+
+/// Verdict and fix for a capacity OOM (the tensors do not fit).
+pub fn capacity(cuda: Option<&CudaOom>, confidence: Confidence) -> (String, Vec<String>) {
+    let Some(c) = cuda.filter(|c| c.requested_bytes.is_some()) else {
+        return (
+            "CUDA out of memory; the message carries no allocator numbers (cut off, or a `CUDA error: out of memory` outside the caching allocator).".into(),
+            vec!["lower GPU memory per step: smaller batch size or fanout, AMP (bf16/fp16), activation checkpointing".into()],
+        );
+    };
+    let req = c.requested_bytes.unwrap_or(0);
+    let mut verdict = format!(
+        "CUDA out of memory on GPU {}: an allocation of {} failed with {} free{}; the tensors do not fit the card (capacity).",
+        c.device.unwrap_or(0),
+        fmt_bytes(req),
+        c.free_bytes.map_or("unknown".into(), fmt_bytes),
+        c.reserved_unallocated_bytes
+            .map_or(String::new(), |u| format!(
+                " and {} reserved but unallocated, less than the request",
+                fmt_bytes(u)
+            )),
+    );
+    if confidence < Confidence::Certain {
+        verdict.push_str(" The message is incomplete, so fragmentation cannot be ruled out.");
+    }
+    let mut fix = Vec::new();
+    if let Some(f) = c.fitting_batch_fraction() {
+        let (a, free) = (c.allocated_bytes.unwrap_or(0), c.free_bytes.unwrap_or(0));
+        fix.push(format!(
+            "reduce the batch (or sampled subgraph) to at most {:.0}% of its size: the step needed allocated + requested = {} + {} = {} and could have had allocated + free = {} + {} = {}, a fraction of {:.3}; with a {:.0}% margin for fixed memory (parameters, optimizer state) and larger batches: x{:.2}",
+            f * BATCH_MARGIN * 100.0,
+            fmt_bytes(a), fmt_bytes(req), fmt_bytes(a + req),
+            fmt_bytes(a), fmt_bytes(free), fmt_bytes(a + free),
+            f, (1.0 - BATCH_MARGIN) * 100.0, f * BATCH_MARGIN,
+        ));
+    }
+    if let (Some(free), Some(u)) = (c.free_bytes, c.reserved_unallocated_bytes)
+        && free + u >= req
+    {
+        fix.push(format!(
+                "free + reserved-but-unallocated = {} + {} = {} would hold the {} request if it were one piece: {} may also let this step fit",
+                fmt_bytes(free), fmt_bytes(u), fmt_bytes(free + u), fmt_bytes(req), alloc_conf(c.format)
+            ));
+    }
+    fix.push("other ways down: AMP (bf16/fp16), activation checkpointing, fewer sampled neighbours (fanout), a card with more memory".into());
+    (verdict, fix)
+}
+
+/// Verdict and fix for a fragmentation OOM.
+pub fn fragmentation(cuda: Option<&CudaOom>) -> (String, Vec<String>) {
+    let c = cuda.cloned().unwrap_or_default();
+    let (req, unalloc) = (
+        c.requested_bytes.unwrap_or(0),
+        c.reserved_unallocated_bytes.unwrap_or(0),
+    );
+    (
+        format!(
+            "CUDA out of memory on GPU {} by fragmentation: {} was reserved by PyTorch but unallocated, at least the {} requested, yet no single free block was large enough.",
+            c.device.unwrap_or(0),
+            fmt_bytes(unalloc),
+            fmt_bytes(req)
+        ),
+        vec![format!(
+            "set {}: it recovers up to the {} held in partly used segments, {} more than the request",
+            alloc_conf(c.format),
+            fmt_bytes(unalloc),
+            fmt_bytes(unalloc - req.min(unalloc))
+        )],
+    )
+}
+
+/// The allocator setting that fights fragmentation in this PyTorch version.
+fn alloc_conf(format: CudaOomFormat) -> &'static str {
+    match format {
+        CudaOomFormat::Pytorch2 | CudaOomFormat::NoNumbers => {
+            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (PyTorch >= 2.1)"
+        }
+        _ => {
+            "PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:512 (this PyTorch predates expandable_segments, which 2.1 added)"
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! What a Python training process prints as it dies: DataLoader worker
+//! failures (torch/utils/data/_utils/signal_handling.py, dataloader.py and the
+//! C++ worker signal handlers), broken pipes, NCCL errors and watchdog
+//! timeouts, torchrun's failure summary, and the final line of a traceback.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::Sink;
+use crate::diagnose::category::{Category, Confidence};
+use crate::diagnose::evidence::{Evidence, Location};
+use crate::diagnose::exit::ExitStatus;
+
+struct Patterns {
+    worker_signal: Regex,
+    worker_exited: Regex,
+    watchdog: Regex,
+    torchrun_exit: Regex,
+    torchrun_signal: Regex,
+    exception: Regex,
+}
+
+static RE: LazyLock<Patterns> = LazyLock::new(|| {
+    let r = |p: &str| Regex::new(p).expect("static regex");
+    Patterns {
+        worker_signal: r(r"DataLoader worker \(pid ([0-9]+)\) is killed by signal: ([A-Za-z ]+)"),
+        worker_exited: r(r"DataLoader worker \(pid(?:\(s\))? ([0-9, ]+)\) exited unexpectedly"),
+        watchdog: r(
+            r"Watchdog caught collective operation timeout.*?Timeout\(ms\)=([0-9]+)\)(?:.*? ran for ([0-9]+) milliseconds)?",
+        ),
+        torchrun_exit: r(r"exitcode\s*:\s*(-?[0-9]+)"),
+        torchrun_signal: r(r"Signal ([0-9]+) \((SIG[A-Z]+)\) received by PID ([0-9]+)"),
+        exception: r(
+            r"^([A-Za-z_][A-Za-z0-9_.]*(?:Error|Exception|Exit|Interrupt|Failure))(?::|$)",
+        ),
+    }
+});
+
+/// Reads one line of a Python process's output.
+pub fn parse(at: &Location<'_>, line: &str, out: &mut Sink<'_>) {
+    use Confidence::*;
+    let re = &*RE;
+    let ev = |kind, cat, strength| Evidence::line(kind, cat, strength, at, line);
+    if let Some(c) = re.worker_signal.captures(line) {
+        let pid = c[1].parse().ok();
+        let (kind, cat) = match c[2].trim() {
+            "Bus error" => ("dataloader_worker_bus_error", Category::ShmBusError),
+            "Segmentation fault" => ("dataloader_worker_segfault", Category::Segfault),
+            _ => ("dataloader_worker_killed", Category::DataloaderWorkerKilled),
+        };
+        out.push(ev(kind, cat, Certain).with("worker_pid", pid));
+    } else if let Some(c) = re.worker_exited.captures(line) {
+        let pid = c[1].split(',').next().and_then(|p| p.trim().parse().ok());
+        out.push(
+            ev(
+                "dataloader_worker_exited",
+                Category::DataloaderWorkerKilled,
+                Likely,
+            )
+            .with("worker_pid", pid),
+        );
+    } else if line.contains("insufficient shared memory (shm)")
+        || line.contains("Unexpected bus error encountered in worker")
+    {
+        out.push(ev("shm_insufficient", Category::ShmBusError, Certain));
+    } else if line.contains("Unexpected segmentation fault encountered in worker")
+        || line.contains("Fatal Python error: Segmentation fault")
+    {
+        out.push(ev("python_segfault", Category::Segfault, Certain));
+    } else if line.contains("BrokenPipeError") || line.contains("Broken pipe") {
+        out.push(ev("broken_pipe", Category::Sigpipe, Likely));
+    } else if let Some(c) = re.watchdog.captures(line) {
+        let n = |i: usize| c.get(i).and_then(|m| m.as_str().parse().ok());
+        out.push(
+            ev("nccl_watchdog_timeout", Category::Nccl, Certain)
+                .with("nccl_timeout_ms", n(1))
+                .with("nccl_ran_ms", n(2)),
+        );
+    } else if is_nccl_error(line) {
+        out.push(ev("nccl_error", Category::Nccl, Likely));
+    } else if line.contains("NCCL WARN") {
+        out.push(ev("nccl_warn", Category::Nccl, Possible));
+    } else if let Some(c) = re.torchrun_signal.captures(line) {
+        if let Ok(status) = ExitStatus::parse(&format!("-{}", &c[1])) {
+            out.exit_status(status, at, line);
+        }
+    } else if let Some(c) = re.torchrun_exit.captures(line)
+        && let Ok(status) = ExitStatus::parse(&c[1])
+    {
+        out.exit_status(status, at, line);
+    }
+}
+
+fn is_nccl_error(line: &str) -> bool {
+    const NEEDLES: [&str; 7] = [
+        "NCCL error",
+        "ncclInternalError",
+        "ncclSystemError",
+        "ncclUnhandledCudaError",
+        "ncclRemoteError",
+        "NCCL communicator was aborted",
+        "ProcessGroupNCCL's watchdog got stuck",
+    ];
+    NEEDLES.iter().any(|n| line.contains(n))
+}
+
+/// Follows a traceback from `Traceback (most recent call last):` to the line
+/// naming the exception, which is the evidence.
+#[derive(Debug, Default)]
+pub struct TracebackState {
+    /// Lines read since the traceback began, when inside one.
+    inside: Option<u32>,
+}
+
+/// Longest traceback followed; a longer one is given up on (truncated log).
+const MAX_TRACEBACK_LINES: u32 = 2000;
+
+impl TracebackState {
+    /// Whether the next lines must be read even without a trigger word.
+    pub fn active(&self) -> bool {
+        self.inside.is_some()
+    }
+
+    /// Feeds one line; emits a `python_exception` when the traceback ends.
+    pub fn feed(&mut self, at: &Location<'_>, line: &str, out: &mut Sink<'_>) {
+        if line.contains("Traceback (most recent call last)") {
+            self.inside = Some(0);
+            return;
+        }
+        let Some(n) = self.inside else { return };
+        if n >= MAX_TRACEBACK_LINES {
+            self.inside = None;
+            return;
+        }
+        self.inside = Some(n + 1);
+        let t = line.trim_end();
+        if t.is_empty() || t.starts_with(' ') || t.starts_with('\t') || t.starts_with('^') {
+            return;
+        }
+        if let Some(c) = RE.exception.captures(t) {
+            out.push(
+                Evidence::line(
+                    "python_exception",
+                    Category::PythonError,
+                    Confidence::Likely,
+                    at,
+                    line,
+                )
+                .with_label(c[1].to_string()),
+            );
+            self.inside = None;
+        }
+    }
+}

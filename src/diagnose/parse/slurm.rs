@@ -1,0 +1,116 @@
+//! Slurm output and log lines: slurmstepd's OOM, time-limit and cancellation
+//! notices (every wording since 17.x), srun's per-task reports, and what the
+//! batch script's shell prints when a child dies of a signal.
+//!
+//! - 21.08+: `slurmstepd: error: Detected 1 oom_kill event in StepId=123.batch.
+//!   Some of the step tasks have been OOM Killed.`
+//! - older: `slurmstepd: error: Detected 1 oom-kill event(s) in step 123.batch
+//!   cgroup. Some of your processes may have been killed by the cgroup
+//!   out-of-memory handler.`
+//! - jobacct_gather enforcement: `Job 123 exceeded memory limit (X > Y), being killed`.
+//! - `slurmstepd: error: *** JOB 123 ON node01 CANCELLED AT <time> DUE TO TIME LIMIT ***`.
+//! - bash: `/var/spool/slurmd/job123/slurm_script: line 25: 1613720 Killed  python train.py`.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::Sink;
+use crate::diagnose::category::{Category, Confidence};
+use crate::diagnose::evidence::{Evidence, Location};
+use crate::diagnose::exit::ExitStatus;
+
+struct Patterns {
+    oom_event: Regex,
+    limit_kill: Regex,
+    cancelled: Regex,
+    srun_task: Regex,
+    shell_signal: Regex,
+}
+
+static RE: LazyLock<Patterns> = LazyLock::new(|| {
+    let r = |p: &str| Regex::new(p).expect("static regex");
+    Patterns {
+        oom_event: r(r"Detected ([0-9]+) oom[-_]kill event"),
+        limit_kill: r(r"exceeded memory limit \(([0-9]+) > ([0-9]+)\), being killed"),
+        cancelled: r(
+            r"\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT \S+(?: DUE TO ([A-Z ]+?))? \*\*\*",
+        ),
+        srun_task: r(
+            r"task [0-9]+: (Out Of Memory|Killed|Exited with exit code ([0-9]+)|Bus error|Segmentation fault|Terminated)",
+        ),
+        shell_signal: r(
+            r"^(?:.*: line [0-9]+: +[0-9]+ +)?(Killed|Bus error|Segmentation fault|Terminated|Aborted)(?: \(core dumped\))?(?:\s+\S.*)?$",
+        ),
+    }
+});
+
+/// Reads one line of a Slurm output file or slurmd/slurmstepd log.
+pub fn parse(at: &Location<'_>, line: &str, out: &mut Sink<'_>) {
+    use Confidence::*;
+    let re = &*RE;
+    let ev = |kind, cat, strength| Evidence::line(kind, cat, strength, at, line);
+    if let Some(c) = re.oom_event.captures(line) {
+        let n = c[1].parse().ok();
+        out.push(
+            ev("slurm_oom_kill_event", Category::HostOomCgroup, Certain).with("oom_kill_events", n),
+        );
+    } else if let Some(c) = re.limit_kill.captures(line) {
+        // jobacct_gather's polling kill; the figures are KiB.
+        let kib = |i: usize| c[i].parse::<u64>().ok().and_then(|v| v.checked_mul(1024));
+        out.push(
+            ev("slurm_memory_limit_kill", Category::HostOomCgroup, Certain)
+                .with("slurm_measured_bytes", kib(1))
+                .with("slurm_limit_bytes", kib(2)),
+        );
+    } else if line.contains("xceeded job memory limit")
+        || line.contains("xceeded step memory limit")
+    {
+        out.push(ev(
+            "slurm_exceeded_memory_limit",
+            Category::HostOomCgroup,
+            Likely,
+        ));
+    } else if let Some(c) = re.cancelled.captures(line) {
+        let (kind, strength) = match c.get(1).map(|m| m.as_str()) {
+            Some("TIME LIMIT") => ("slurm_time_limit", Certain),
+            Some("PREEMPTION") => ("slurm_preempted", Certain),
+            // No reason given: scancel by a person, or Slurm ending a job it
+            // killed for another reason; only a hint on its own.
+            _ => ("slurm_cancelled", Possible),
+        };
+        out.push(ev(kind, Category::TimeLimit, strength));
+    } else if let Some(c) = re.srun_task.captures(line) {
+        let what = c.get(1).map_or("", |m| m.as_str());
+        match what {
+            "Out Of Memory" => out.push(ev(
+                "srun_task_out_of_memory",
+                Category::HostOomCgroup,
+                Certain,
+            )),
+            "Killed" => out.push(ev("srun_task_killed", Category::HostOomKernel, Possible)),
+            "Bus error" => out.push(ev("srun_task_bus_error", Category::ShmBusError, Likely)),
+            "Segmentation fault" => out.push(ev("srun_task_segfault", Category::Segfault, Likely)),
+            "Terminated" => out.push(ev("srun_task_terminated", Category::TimeLimit, Possible)),
+            _ => {
+                if let Some(code) = c.get(2)
+                    && let Ok(status) = ExitStatus::parse(code.as_str())
+                {
+                    out.exit_status(status, at, line);
+                }
+            }
+        }
+    } else if let Some(c) = re.shell_signal.captures(line.trim()) {
+        if line.contains("Killed process") {
+            return;
+        }
+        match &c[1] {
+            "Killed" => out.push(ev("bare_killed", Category::HostOomKernel, Possible)),
+            "Bus error" => out.push(ev("bus_error", Category::ShmBusError, Likely)),
+            "Segmentation fault" => out.push(ev("segmentation_fault", Category::Segfault, Likely)),
+            "Terminated" => out.push(ev("shell_terminated", Category::TimeLimit, Possible)),
+            // SIGABRT: a native abort (C++ exception, assertion); context only.
+            _ => out.push(ev("shell_aborted", Category::Unknown, Possible)),
+        }
+    }
+}
