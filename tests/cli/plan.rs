@@ -315,9 +315,8 @@ fn cpu_training_puts_the_model_on_the_host() {
         names.iter().any(|n| n.contains("model on the host")),
         "{names:?}"
     );
-    assert_eq!(
+    assert!(
         cpu["peak_gpu_bytes"].as_u64().unwrap() > 0,
-        true,
         "activations are still reported"
     );
     assert!(
