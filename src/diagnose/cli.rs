@@ -47,9 +47,53 @@ pub fn run(args: &DiagnoseArgs) -> Result<ExitCode> {
             .transpose()?,
         job: args.job.clone(),
     };
-    // With --job, the planner's safe configuration goes into
-    // `diagnosis.recommendation` (wired in where `plan` is available).
-    let diagnosis = diagnose(&inputs, &opts)?;
+    let mut diagnosis = diagnose(&inputs, &opts)?;
+    if let Some(job) = &args.job {
+        recommend(&mut diagnosis, job)?;
+    }
     emit(&diagnosis, args.format, &mut std::io::stdout().lock())?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Fills in the planner's safe configuration for `job`. A CUDA OOM message's
+/// total capacity stands in for the GPU when the job names none.
+fn recommend(d: &mut super::Diagnosis, job: &std::path::Path) -> Result<()> {
+    let mut loaded = crate::spec::load(&job.to_string_lossy())?;
+    if loaded.spec.budget.gpu.is_none()
+        && let Some(total) = d.cuda_oom.as_ref().and_then(|c| c.total_bytes)
+    {
+        loaded.spec.budget.gpu = Some(format!("{total}B"));
+    }
+    let job = crate::spec::Job::from_spec(&loaded.spec)?;
+    if job.host_budget.is_none() {
+        return Err(crate::error::Error::bad(format!(
+            "{}: no host budget (--mem) to plan against",
+            loaded.source
+        )));
+    }
+    let coeffs = crate::estimate::load_coefficients(None)?;
+    let plan = crate::plan::plan(&job, &coeffs, &loaded.source, loaded.warnings);
+    d.recommendation = Some(match &plan.recommended {
+        Some(r) => format!(
+            "batch_size={} fanout={:?} num_workers={} persistent_workers={} eval_loaders={} shared_sampler={} is_sorted={} pin_memory={} \
+             (planned peak {} host, {} GPU; `headroom plan {}` shows why)",
+            r.batch_size,
+            r.fanout,
+            r.num_workers,
+            r.persistent_workers,
+            r.eval_loaders,
+            r.shared_sampler,
+            r.is_sorted,
+            r.pin_memory,
+            crate::units::fmt_bytes(r.peak_host_bytes),
+            crate::units::fmt_bytes(r.peak_gpu_bytes),
+            loaded.source
+        ),
+        None => format!(
+            "no batch, fanout, worker or loader setting fits; the job needs --mem={}G",
+            plan.min_host_bytes >> 30
+        ),
+    });
+    d.recommended = plan.recommended;
+    Ok(())
 }

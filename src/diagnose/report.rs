@@ -45,8 +45,10 @@ pub struct Diagnosis {
     pub fix: Vec<String>,
     /// What to collect when the evidence is not enough.
     pub next_steps: Vec<String>,
-    /// A concrete safe configuration from the planner (`--job`), when computed.
+    /// A concrete safe configuration from the planner (`--job`), in one line.
     pub recommendation: Option<String>,
+    /// The planner's recommended settings (`--job`), as `plan --format json` gives them.
+    pub recommended: Option<crate::plan::Recommendation>,
     /// The inputs read.
     pub inputs: Vec<InputStats>,
 }

@@ -176,6 +176,7 @@ pub fn verdict_from_evidence(findings: Findings, facts: &Facts) -> Diagnosis {
         fix: advice.fix,
         next_steps: advice.next_steps,
         recommendation: None,
+        recommended: None,
         inputs: Vec::new(),
     }
 }

@@ -168,13 +168,12 @@ fn recommendation(job: &Job, coeffs: &Coefficients, found: search::Found) -> Rec
             }
         };
     }
-    let show = |v: &dyn std::fmt::Debug| format!("{v:?}").to_lowercase();
     step!(shared_sampler, "shared_sampler", |v: &bool| v.to_string());
     step!(is_sorted, "is_sorted", |v: &bool| v.to_string());
     step!(
         eval_loaders,
         "eval_loaders",
-        |v: &crate::spec::EvalLoaders| show(v).replace("ondemand", "on_demand")
+        |v: &crate::spec::EvalLoaders| v.to_string()
     );
     step!(num_workers, "num_workers", |v: &u32| v.to_string());
     step!(persistent_workers, "persistent_workers", |v: &bool| v

@@ -188,7 +188,7 @@ impl Report for PlanReport {
             .collect();
         if let Some(f) = &self.failure {
             let fix = self.recommended.as_ref().map_or(String::new(), |r| {
-                format!("; fits with batch_size={} fanout={:?} num_workers={} persistent_workers={} eval_loaders={:?}", r.batch_size, r.fanout, r.num_workers, r.persistent_workers, r.eval_loaders)
+                format!("; fits with batch_size={} fanout={:?} num_workers={} persistent_workers={} eval_loaders={}", r.batch_size, r.fanout, r.num_workers, r.persistent_workers, r.eval_loaders)
             });
             out.push((
                 "error",

@@ -174,6 +174,23 @@ pub enum EvalLoaders {
     None,
 }
 
+impl EvalLoaders {
+    /// The snake_case name used in specs and JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EvalLoaders::Resident => "resident",
+            EvalLoaders::OnDemand => "on_demand",
+            EvalLoaders::None => "none",
+        }
+    }
+}
+
+impl std::fmt::Display for EvalLoaders {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Loader settings (PyG NeighborLoader / torch DataLoader arguments).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -211,7 +211,7 @@ fn job_flag_needs_an_existing_file() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--job /nonexistent/job.yaml"));
-    let job = fixture("diagnose/sacct_oom.txt"); // any existing file is accepted for now
+    let job = fixture("diagnose/sacct_oom.txt"); // not a job spec: refused with the reason
     let out = headroom()
         .arg("diagnose")
         .arg(&log)
@@ -219,7 +219,39 @@ fn job_flag_needs_an_existing_file() {
         .arg(&job)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn job_flag_recommends_a_setting_the_planner_says_fits() {
+    // seeds/002: a cgroup OOM kill with three resident loaders at 128G; the
+    // planner's answer keeps batch 256 and fanout [5, 3] and shares one sampler.
+    let out = headroom()
+        .arg("diagnose")
+        .arg(fixture("diagnose/slurm_oom_kill_event.log"))
+        .args(["--exit-code", "137", "--format", "json", "--job"])
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/profiles/jobs/seed-002-three-loaders.yaml"
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["category"], "host_oom_cgroup");
+    assert_eq!(r["recommended"]["batch_size"], 256);
+    assert_eq!(r["recommended"]["shared_sampler"], true);
+    assert!(
+        r["recommendation"]
+            .as_str()
+            .unwrap()
+            .contains("batch_size=256")
+    );
 }
 
 #[test]
