@@ -13,6 +13,7 @@ pub mod replay;
 pub mod rules;
 pub mod sim;
 pub mod snapshot;
+pub mod trace;
 pub mod workload;
 
 pub use conf::AllocConf;
@@ -21,3 +22,7 @@ pub use sim::{Allocator, BlockId, DeviceMemory, Stats};
 
 #[cfg(test)]
 mod tests;
+pub use trace::{OomAt, RunOutcome, TraceEvent, run_trace};
+pub use workload::{GnnStepShape, SimResult, simulate_training};
+#[cfg(test)]
+mod seed004;
