@@ -1,1 +1,142 @@
+//! Reading a `torch.cuda.memory._dump_snapshot` pickle: the dict torch
+//! writes (torch/cuda/memory.py `_snapshot`, typed in torch/cuda/_memory_viz.py
+//! and memory.py's `Snapshot`/`TraceEntry`): `segments`, `device_traces` (per
+//! device a list of `{action, addr, size, stream, time_us, frames}`) and
+//! `allocator_settings`. Unknown classes inside are read as None.
 
+use std::collections::BTreeMap;
+
+use serde_pickle::{DeOptions, HashableValue, Value};
+
+use super::trace::TraceEvent;
+
+/// One entry of a device trace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SnapshotEvent {
+    /// `alloc`, `free_requested`, `free_completed`, `segment_alloc`, `oom`, ...
+    pub action: String,
+    /// Address of the block (for `oom`: the device's free bytes).
+    pub addr: u64,
+    /// Bytes requested (for `alloc`/`free_*`: the requested size, unrounded).
+    pub size: u64,
+    /// The innermost Python frame, as `file:line in name`, when recorded.
+    pub frame: Option<String>,
+}
+
+/// The parts of a snapshot the replay needs.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Snapshot {
+    /// `device_traces`: per device, its events in order.
+    pub device_traces: Vec<Vec<SnapshotEvent>>,
+    /// Number of segments alive when the snapshot was taken.
+    pub segments: usize,
+}
+
+fn get<'a>(d: &'a BTreeMap<HashableValue, Value>, key: &str) -> Option<&'a Value> {
+    d.get(&HashableValue::String(key.to_string()))
+}
+
+fn as_u64(v: &Value) -> Option<u64> {
+    match v {
+        Value::I64(i) => u64::try_from(*i).ok(),
+        Value::Int(b) => b.to_string().parse().ok(),
+        Value::F64(f) if *f >= 0.0 => Some(*f as u64),
+        _ => None,
+    }
+}
+
+fn first_frame(v: Option<&Value>) -> Option<String> {
+    let Some(Value::List(frames)) = v else {
+        return None;
+    };
+    let Some(Value::Dict(f)) = frames.first() else {
+        return None;
+    };
+    let text = |k| match get(f, k) {
+        Some(Value::String(s)) => s.clone(),
+        Some(v) => as_u64(v).map(|n| n.to_string()).unwrap_or_default(),
+        None => String::new(),
+    };
+    Some(format!(
+        "{}:{} in {}",
+        text("filename"),
+        text("line"),
+        text("name")
+    ))
+}
+
+/// Parses snapshot bytes; the error is one line saying what is wrong.
+pub fn parse_snapshot(bytes: &[u8]) -> Result<Snapshot, String> {
+    let value =
+        serde_pickle::value_from_slice(bytes, DeOptions::new().replace_unresolved_globals())
+            .map_err(|e| format!("not a pickle file ({e})"))?;
+    let Value::Dict(top) = value else {
+        return Err("a pickle, but not a PyTorch memory snapshot (expected a dict with 'segments' and 'device_traces')".into());
+    };
+    let segments = match get(&top, "segments") {
+        Some(Value::List(s)) => s.len(),
+        _ => return Err("a pickle, but not a PyTorch memory snapshot (no 'segments' list)".into()),
+    };
+    let Some(Value::List(devices)) = get(&top, "device_traces") else {
+        return Err("a PyTorch memory snapshot without 'device_traces': record with torch.cuda.memory._record_memory_history() before _dump_snapshot()".into());
+    };
+    let mut device_traces = Vec::new();
+    for dev in devices {
+        let Value::List(entries) = dev else {
+            return Err("malformed snapshot: a device trace is not a list".into());
+        };
+        let mut events = Vec::with_capacity(entries.len());
+        for (i, e) in entries.iter().enumerate() {
+            let Value::Dict(e) = e else {
+                return Err(format!("malformed snapshot: trace entry {i} is not a dict"));
+            };
+            let Some(Value::String(action)) = get(e, "action") else {
+                return Err(format!(
+                    "malformed snapshot: trace entry {i} has no 'action'"
+                ));
+            };
+            let num = |k| get(e, k).and_then(as_u64);
+            let (addr, size) = match (num("addr"), num("size")) {
+                (Some(a), Some(s)) => (a, s),
+                _ if action == "alloc" || action == "free_completed" => {
+                    return Err(format!(
+                        "malformed snapshot: {action} entry {i} lacks addr or size"
+                    ));
+                }
+                (a, s) => (a.unwrap_or(0), s.unwrap_or(0)),
+            };
+            events.push(SnapshotEvent {
+                action: action.clone(),
+                addr,
+                size,
+                frame: first_frame(get(e, "frames")),
+            });
+        }
+        device_traces.push(events);
+    }
+    Ok(Snapshot {
+        device_traces,
+        segments,
+    })
+}
+
+/// The allocation trace of one device: `alloc` and `free_completed` (when the
+/// allocator really took the block back), sizes multiplied by `scale`.
+/// Returns the events and, for each, its index in the device trace.
+pub fn snapshot_trace(events: &[SnapshotEvent], scale: f64) -> (Vec<TraceEvent>, Vec<usize>) {
+    let mut out = Vec::new();
+    let mut index = Vec::new();
+    for (i, e) in events.iter().enumerate() {
+        let ev = match e.action.as_str() {
+            "alloc" => TraceEvent::Alloc {
+                id: e.addr,
+                size: ((e.size as f64 * scale).round() as u64).max(1),
+            },
+            "free_completed" => TraceEvent::Free { id: e.addr },
+            _ => continue,
+        };
+        out.push(ev);
+        index.push(i);
+    }
+    (out, index)
+}

@@ -56,6 +56,10 @@ pub struct RunOutcome {
     pub unmatched_frees: usize,
     /// The OOM, if the run hit one; the run stops there.
     pub oom: Option<OomAt>,
+    /// Events run (up to and including a failing one).
+    pub events_run: usize,
+    /// Peak of `inactive_split_bytes`; None when nothing ran.
+    pub inactive_split_peak: Option<u64>,
     /// Bytes reserved at the end of each completed step.
     pub reserved_after_step: Vec<u64>,
     /// Bytes allocated at the end of each completed step.
@@ -73,11 +77,12 @@ pub fn run_trace(
 ) -> RunOutcome {
     let mut a = Allocator::new(conf.clone(), *device);
     let mut live = HashMap::new();
-    let (mut steps, mut unmatched, mut oom) = (0, 0, None);
+    let (mut steps, mut unmatched, mut oom, mut events_run) = (0, 0, None, 0);
     let mut reserved_after_step = Vec::new();
     let mut allocated_after_step = Vec::new();
     let mut inactive_split_after_step = Vec::new();
     for (i, ev) in events.into_iter().enumerate() {
+        events_run = i + 1;
         match ev {
             TraceEvent::Alloc { id, size } => match a.malloc(size) {
                 Ok(b) => {
@@ -115,6 +120,8 @@ pub fn run_trace(
         reserved_unallocated_bytes: s.reserved.current - s.allocated.current,
         largest_free_block_bytes: a.largest_free_block(),
         steps_completed: steps,
+        events_run,
+        inactive_split_peak: (events_run > 0).then_some(s.inactive_split.peak),
         unmatched_frees: unmatched,
         oom,
         reserved_after_step,
