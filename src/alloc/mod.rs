@@ -25,4 +25,6 @@ mod tests;
 pub use trace::{OomAt, RunOutcome, TraceEvent, run_trace};
 pub use workload::{GnnStepShape, SimResult, simulate_training};
 #[cfg(test)]
+mod props;
+#[cfg(test)]
 mod seed004;

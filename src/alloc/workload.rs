@@ -199,3 +199,92 @@ impl SplitMix64 {
         (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn size_factors_have_mean_one_and_the_asked_spread() {
+        let f: Vec<f64> = size_factors(0.3, 42).take(200_000).collect();
+        let mean = f.iter().sum::<f64>() / f.len() as f64;
+        let sd = (f.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / f.len() as f64).sqrt();
+        // Standard error of the mean at n = 200000: 0.3 / sqrt(2e5) = 0.00067.
+        assert!((mean - 1.0).abs() < 0.005, "{mean}");
+        assert!((sd / mean - 0.3).abs() < 0.01, "{}", sd / mean);
+        // Seeded: the same seed gives the same factors, another seed others.
+        assert_eq!(size_factors(0.3, 42).nth(7), size_factors(0.3, 42).nth(7));
+        assert_ne!(size_factors(0.3, 42).nth(7), size_factors(0.3, 43).nth(7));
+        // cv = 0 means every batch is the reference batch.
+        assert!(
+            size_factors(0.0, 1)
+                .take(10)
+                .all(|x| (x - 1.0).abs() < 1e-12)
+        );
+    }
+
+    #[test]
+    fn one_step_in_the_order_pytorch_runs_it() {
+        use TraceEvent::{Alloc, Free, StepEnd};
+        let shape = GnnStepShape {
+            parameters: vec![10],
+            optimizer_state_first_step: vec![20],
+            batch_inputs: vec![100],
+            saved_activations: vec![200, 300],
+            transients: vec![50],
+            param_grads: vec![10],
+            retained_outputs: vec![],
+            steps_per_epoch: 0,
+            size_cv: 0.0,
+        };
+        let ev: Vec<TraceEvent> = training_trace(&shape, 1, 0).collect();
+        let want = vec![
+            Alloc { id: 1, size: 10 },  // parameter
+            Alloc { id: 2, size: 100 }, // input
+            Alloc { id: 3, size: 200 }, // activation 0
+            Alloc { id: 4, size: 50 },  // its scratch
+            Free { id: 4 },
+            Alloc { id: 5, size: 300 }, // activation 1
+            Alloc { id: 6, size: 10 },  // parameter gradient
+            Alloc { id: 7, size: 300 }, // grad of activation 1
+            Free { id: 5 },
+            Alloc { id: 8, size: 200 }, // grad of activation 0
+            Free { id: 7 },
+            Free { id: 3 },
+            Free { id: 8 },
+            Alloc { id: 9, size: 20 }, // Adam state at the first step
+            Free { id: 6 },            // zero_grad(set_to_none=True)
+            Free { id: 2 },
+            StepEnd,
+        ];
+        assert_eq!(ev, want);
+    }
+
+    #[test]
+    fn simulate_training_reports_both_modes() {
+        let mb = 1 << 20;
+        let shape = GnnStepShape {
+            parameters: vec![4 * mb],
+            optimizer_state_first_step: vec![8 * mb],
+            batch_inputs: vec![30 * mb],
+            saved_activations: vec![50 * mb, 50 * mb],
+            transients: vec![],
+            param_grads: vec![4 * mb],
+            retained_outputs: vec![],
+            steps_per_epoch: 0,
+            size_cv: 0.0,
+        };
+        let dev = DeviceMemory::new(1 << 34, 0);
+        let r = simulate_training(&shape, 3, 1, &AllocConf::default(), &dev);
+        // Peak allocated (cv 0): in backward of step 1 or later, when the Adam
+        // state (8 MiB, created at the end of step 0) is alive: param 4 + Adam
+        // 8 + input 30 + act0 50 + act1 50 + pgrad 4 + grad1 50 = 196 MiB
+        // (act1 is freed before grad0 is allocated). All sizes are multiples
+        // of 512 B and the 4 MiB blocks are split from 20 MiB segments, so
+        // blocks are exactly the requests.
+        assert_eq!(r.configured.peak_allocated_bytes, 196 * mb);
+        assert_eq!(r.expandable.peak_allocated_bytes, 196 * mb);
+        assert_eq!(r.configured.steps_completed, 3);
+        assert!(r.configured.oom.is_none() && r.expandable.oom.is_none());
+    }
+}

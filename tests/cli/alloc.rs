@@ -1,1 +1,146 @@
-//! End-to-end tests of `headroom alloc`.
+//! End-to-end tests of `headroom simulate-alloc` on snapshots written by
+//! tests/fixtures/alloc/make_snapshot.py in torch's pickle structure.
+//!
+//! The trace of small.pickle (device 0), sizes in MiB: A=alloc 100, B=alloc
+//! 300, free A, C=alloc 50, free B, a free of a block never allocated in the
+//! trace, D=alloc 400 (trace index 10).
+
+use crate::util::{fixture, headroom};
+
+const MIB: u64 = 1 << 20;
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let out = headroom()
+        .arg("simulate-alloc")
+        .arg(fixture("alloc/small.pickle"))
+        .args(args)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn segment_mode_on_a_large_card_keeps_every_segment() {
+    // A: segment 100; B: segment 300 (reserved 400); free A; C (50) splits
+    // A's cached 100 MiB block (remainder 50 > 1 MiB); free B; D (400) fits
+    // no cached block -> new 400 MiB segment: reserved 800.
+    // Allocated: 400 after B, 300 + 50 = 350 after C, 50 after free B,
+    // 450 after D -> peak 450.
+    let v = json(&["--gpu", "80G"]);
+    assert_eq!(v["peak_allocated_bytes"], 450 * MIB);
+    assert_eq!(v["peak_reserved_bytes"], 800 * MIB);
+    assert_eq!(v["unmatched_frees"], 1);
+    assert!(v["oom"].is_null());
+}
+
+#[test]
+fn fragmentation_oom_names_the_event_and_prints_pytorchs_message() {
+    // 460 MiB card, nothing outside PyTorch. D: cudaMalloc 400 with 400
+    // reserved fails; release_cached_blocks frees B's unsplit 300 MiB
+    // segment (reserved 100) but not A's split one; 100 + 400 > 460 -> OOM.
+    // free = 460 - 100 = 360; allocated = C = 50; unallocated = 100 - 50.
+    let v = json(&["--gpu", "460M", "--context", "0"]);
+    let oom = &v["oom"];
+    assert_eq!(oom["event_index"], 10);
+    let msg = oom["message"].as_str().unwrap();
+    assert!(msg.starts_with(
+        "CUDA out of memory. Tried to allocate 400.00 MiB. GPU 0 has a total capacity of \
+         460.00 MiB of which 360.00 MiB is free. Including non-PyTorch memory, this process has \
+         100.00 MiB memory in use. Of the allocated memory 50.00 MiB is allocated by PyTorch, and \
+         50.00 MiB is reserved by PyTorch but unallocated."
+    ));
+    assert_eq!(v["peak_reserved_bytes"], 400 * MIB);
+}
+
+#[test]
+fn expandable_segments_fit_the_same_trace() {
+    // One growing segment: A+B map 400; C takes [0,50); freeing B leaves
+    // [50,400) free; D needs 50 more -> ceil(50/20) = 3 pages = 60 MiB:
+    // reserved 460 = the card. Allocated peak C + D = 450.
+    let v = json(&[
+        "--gpu",
+        "460M",
+        "--context",
+        "0",
+        "--alloc-conf",
+        "expandable_segments:True",
+    ]);
+    assert!(v["oom"].is_null());
+    assert_eq!(v["peak_reserved_bytes"], 460 * MIB);
+    assert_eq!(v["peak_allocated_bytes"], 450 * MIB);
+}
+
+#[test]
+fn scale_multiplies_every_request() {
+    // x2: A 200, B 600 (reserved 800), C 100 splits A's 200; D 800 -> new
+    // segment: reserved 1600. Allocated peak: C + D = 900.
+    let v = json(&["--gpu", "80G", "--scale", "2"]);
+    assert_eq!(v["peak_allocated_bytes"], 900 * MIB);
+    assert_eq!(v["peak_reserved_bytes"], 1600 * MIB);
+}
+
+#[test]
+fn table_output_says_where_it_fails() {
+    let out = headroom()
+        .arg("simulate-alloc")
+        .arg(fixture("alloc/small.pickle"))
+        .args(["--gpu", "460M", "--context", "0"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("OOM at trace event 10 (/work/train.py:30 in backward)"),
+        "{text}"
+    );
+    assert!(text.contains("torch.OutOfMemoryError: CUDA out of memory."));
+}
+
+fn fails_with(file: &str, args: &[&str], needle: &str) {
+    let out = headroom()
+        .arg("simulate-alloc")
+        .arg(fixture(file))
+        .args(args)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(needle), "{err}");
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    fails_with(
+        "alloc/not_a_pickle.pickle",
+        &["--gpu", "80G"],
+        "not a pickle file",
+    );
+    fails_with(
+        "alloc/list.pickle",
+        &["--gpu", "80G"],
+        "not a PyTorch memory snapshot",
+    );
+    fails_with(
+        "alloc/no_traces.pickle",
+        &["--gpu", "80G"],
+        "_record_memory_history",
+    );
+    fails_with(
+        "alloc/small.pickle",
+        &["--gpu", "80G", "--alloc-conf", "expandable_segment:True"],
+        "Unrecognized CachingAllocator option: expandable_segment",
+    );
+    fails_with("alloc/small.pickle", &["--gpu", "a40"], "--gpu 'a40'");
+    fails_with(
+        "alloc/small.pickle",
+        &["--gpu", "80G", "--scale", "0"],
+        "--scale",
+    );
+    fails_with("alloc/missing.pickle", &["--gpu", "80G"], "missing.pickle");
+}
