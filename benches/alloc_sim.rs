@@ -15,7 +15,16 @@ fn two_layer_gnn() -> GnnStepShape {
     let (node, edge) = (96 * MB, 960 * MB);
     GnnStepShape {
         parameters: vec![MB / 2, MB / 2, MB / 4, MB / 4],
-        optimizer_state_first_step: vec![MB / 2, MB / 2, MB / 2, MB / 2, MB / 4, MB / 4, MB / 4, MB / 4],
+        optimizer_state_first_step: vec![
+            MB / 2,
+            MB / 2,
+            MB / 2,
+            MB / 2,
+            MB / 4,
+            MB / 4,
+            MB / 4,
+            MB / 4,
+        ],
         batch_inputs: vec![200 * MB, 240 * MB, 2 * MB],
         saved_activations: vec![node, edge, node, node, node, edge, node, node],
         transients: vec![edge / 4, 1, node, 1, edge / 4, 1, node, 1],
@@ -36,7 +45,13 @@ fn bench(c: &mut Criterion) {
         b.iter(|| run_trace(training_trace(&shape, 10_000, 1), &conf, &device))
     });
     g.bench_function("10k_steps_2layer_expandable", |b| {
-        b.iter(|| run_trace(training_trace(&shape, 10_000, 1), &conf.with_expandable(true), &device))
+        b.iter(|| {
+            run_trace(
+                training_trace(&shape, 10_000, 1),
+                &conf.with_expandable(true),
+                &device,
+            )
+        })
     });
     g.bench_function("10k_steps_2layer_both_modes", |b| {
         b.iter(|| simulate_training(&shape, 10_000, 1, &conf, &device))

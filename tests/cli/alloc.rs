@@ -144,3 +144,84 @@ fn bad_input_is_one_line_and_exit_2() {
     );
     fails_with("alloc/missing.pickle", &["--gpu", "80G"], "missing.pickle");
 }
+
+/// Replays a trace in record_trace.py's format through the simulator and
+/// returns the first reading that differs.
+fn replay_recorded(path: &std::path::Path) -> Result<usize, String> {
+    use headroom::alloc::{AllocConf, Allocator, DeviceMemory};
+    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let doc: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    let num = |v: &serde_json::Value| v.as_u64().unwrap_or(0);
+    let total = num(&doc["total_memory"]);
+    let context = total - num(&doc["free_at_start"]);
+    let conf =
+        AllocConf::parse(doc["alloc_conf"].as_str().unwrap_or("")).map_err(|e| e.to_string())?;
+    let mut a = Allocator::new(conf, DeviceMemory::new(total, context));
+    let mut live = std::collections::HashMap::new();
+    let ops = doc["ops"].as_array().ok_or("no ops")?;
+    for (i, op) in ops.iter().enumerate() {
+        match op["op"].as_str() {
+            Some("alloc") => {
+                let b = a
+                    .malloc(num(&op["size"]))
+                    .map_err(|o| format!("op {i}: simulated OOM: {}", o.message()))?;
+                live.insert(num(&op["id"]), b);
+            }
+            Some("free") => a.free(
+                live.remove(&num(&op["id"]))
+                    .ok_or(format!("op {i}: unknown id"))?,
+            ),
+            Some("empty_cache") => a.empty_cache(),
+            other => return Err(format!("op {i}: unknown op {other:?}")),
+        }
+        let (want_r, want_a) = (num(&doc["reserved"][i]), num(&doc["allocated"][i]));
+        let s = a.stats();
+        if (s.reserved.current, s.allocated.current) != (want_r, want_a) {
+            return Err(format!(
+                "{}: op {i} ({op}): PyTorch reserved {want_r} allocated {want_a}, simulator {} {}",
+                path.display(),
+                s.reserved.current,
+                s.allocated.current
+            ));
+        }
+    }
+    Ok(ops.len())
+}
+
+#[test]
+fn hand_computed_trace_replays_exactly() {
+    // handmade_trace.json, by the rules: 1000 B -> 1024 in a 2 MiB small
+    // segment; 5 MiB -> a 20 MiB segment (reserved 22 MiB); a second 5 MiB
+    // fits its 15 MiB remainder; 30 MiB -> a new 30 MiB segment (52 MiB);
+    // after its free, empty_cache returns only it (the others are split,
+    // 22 MiB); after the 1000 B tensor goes, empty_cache also returns the
+    // small segment (20 MiB left).
+    assert_eq!(
+        replay_recorded(&fixture("alloc/handmade_trace.json")),
+        Ok(9)
+    );
+}
+
+#[test]
+fn recorded_pytorch_traces_replay_exactly() {
+    let dir = fixture("alloc/recorded");
+    let files: Vec<_> = std::fs::read_dir(&dir)
+        .map(|d| {
+            d.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "json"))
+                .collect()
+        })
+        .unwrap_or_default();
+    if files.is_empty() {
+        eprintln!(
+            "skipped: no recorded PyTorch trace in {} (run tests/fixtures/alloc/record_trace.py on a machine with an NVIDIA GPU and PyTorch)",
+            dir.display()
+        );
+        return;
+    }
+    for f in files {
+        if let Err(e) = replay_recorded(&f) {
+            panic!("{e}");
+        }
+    }
+}
