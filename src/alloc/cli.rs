@@ -10,8 +10,8 @@ use crate::units::{BareNumber, parse_size};
 
 use super::conf::{AllocConf, Backend};
 use super::replay::replay;
-use super::sim::DeviceMemory;
 use super::snapshot::parse_snapshot;
+use super::state::DeviceMemory;
 
 /// Arguments of `headroom simulate-alloc`.
 #[derive(Debug, clap::Args)]
@@ -33,6 +33,9 @@ pub struct SimulateArgs {
     /// Memory other processes hold on the card.
     #[arg(long, default_value = "0")]
     pub other_processes: String,
+    /// Print the OOM message in the form of PyTorch 1.x/2.0 ("... reserved in total by PyTorch").
+    #[arg(long)]
+    pub legacy_message: bool,
     /// Which device's trace to replay.
     #[arg(long, default_value_t = 0)]
     pub device: usize,
@@ -99,6 +102,7 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode> {
         &args.alloc_conf,
         &conf,
         &device,
+        args.legacy_message,
     );
     emit(&report, args.format, &mut std::io::stdout().lock())?;
     Ok(ExitCode::SUCCESS)

@@ -7,7 +7,7 @@
 //! `release_expandable_segment` of c10/cuda/CUDACachingAllocator.cpp.
 
 use super::rules::{K_LARGE_BUFFER, K_SMALL_BUFFER};
-use super::sim::{Allocator, Block, BlockId, PoolKind};
+use super::state::{Allocator, Block, BlockId, PoolKind};
 
 /// One reserved virtual range and which of its pages are backed.
 #[derive(Debug, Clone)]

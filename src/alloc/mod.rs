@@ -11,14 +11,15 @@ pub mod oom;
 mod release;
 pub mod replay;
 pub mod rules;
-pub mod sim;
+mod sim;
 pub mod snapshot;
+pub mod state;
 pub mod trace;
 pub mod workload;
 
 pub use conf::AllocConf;
 pub use oom::{ExpandableWhatIf, OomNumbers, OomState, expandable_what_if};
-pub use sim::{Allocator, BlockId, DeviceMemory, Stats};
+pub use state::{Allocator, BlockId, DeviceMemory, Stats};
 
 #[cfg(test)]
 mod tests;

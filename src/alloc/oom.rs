@@ -3,7 +3,7 @@
 //! uses on a real message: would expandable_segments have avoided it?
 
 use super::rules::{K_LARGE_BUFFER, format_size};
-use super::sim::Allocator;
+use super::state::Allocator;
 
 /// The numbers behind one simulated OOM, as PyTorch gathers them in `malloc`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -50,6 +50,29 @@ impl OomState {
             allowed,
             format_size(self.allocated_bytes),
             format_size(self.reserved_bytes - self.allocated_bytes),
+        )
+    }
+}
+
+impl OomState {
+    /// The message of older releases (seen from 1.10 up to 2.0 in real logs):
+    /// "Tried to allocate X (GPU 0; T total capacity; A already allocated;
+    /// F free; R reserved in total by PyTorch) If reserved memory is >> ...".
+    pub fn legacy_message(&self) -> String {
+        let allowed = self
+            .allowed_bytes
+            .map(|a| format!("{} allowed; ", format_size(a)))
+            .unwrap_or_default();
+        format!(
+            "CUDA out of memory. Tried to allocate {} (GPU 0; {} total capacity; {} already allocated; {} free; \
+             {}{} reserved in total by PyTorch) If reserved memory is >> allocated memory try setting \
+             max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF",
+            format_size(self.alloc_size_bytes),
+            format_size(self.total_bytes),
+            format_size(self.allocated_bytes),
+            format_size(self.free_bytes),
+            allowed,
+            format_size(self.reserved_bytes),
         )
     }
 }

@@ -4,7 +4,7 @@
 use proptest::prelude::*;
 
 use super::rules::MB;
-use super::sim::PoolKind;
+use super::state::PoolKind;
 use super::*;
 
 /// (is_alloc, size or index of the live allocation to free)

@@ -3,7 +3,7 @@
 //! `release_available_cached_blocks` and `release_cached_blocks`, and
 //! `garbage_collect_cached_blocks` (garbage_collection_threshold).
 
-use super::sim::{Allocator, Block, BlockId, PoolKind};
+use super::state::{Allocator, Block, BlockId, PoolKind};
 
 impl Allocator {
     /// `alloc_block`: a new segment of `alloc_size` (or, with expandable

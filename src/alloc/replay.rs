@@ -6,8 +6,8 @@ use std::io::Write;
 use serde::Serialize;
 
 use super::conf::AllocConf;
-use super::sim::DeviceMemory;
 use super::snapshot::{Snapshot, snapshot_trace};
+use super::state::DeviceMemory;
 use super::trace::run_trace;
 use crate::output::Report;
 use crate::units::fmt_bytes;
@@ -15,8 +15,9 @@ use crate::units::fmt_bytes;
 /// Where the replay would raise a CUDA OOM.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ReplayOom {
-    /// Index of the failing `alloc` in the device's trace (`device_traces[d][i]`).
-    pub event_index: usize,
+    /// Index of the failing `alloc` in the device's trace (`device_traces[d][i]`);
+    /// null when a tensor alive before recording began already does not fit.
+    pub event_index: Option<usize>,
     /// Bytes that request asked for (after `--scale`).
     pub requested_bytes: u64,
     /// The innermost recorded Python frame of that request, if any.
@@ -40,8 +41,9 @@ pub struct ReplayReport {
     pub context_bytes: u64,
     /// alloc and free_completed events replayed.
     pub events_replayed: usize,
-    /// Frees of blocks allocated before recording began (ignored).
-    pub unmatched_frees: usize,
+    /// Tensors alive before recording began, allocated first (freed in the
+    /// trace without an alloc, or in use at the snapshot and never in the trace).
+    pub preexisting_allocations: usize,
     /// `oom` events in the recording itself.
     pub recorded_ooms: usize,
     /// Highest bytes allocated to tensors.
@@ -66,21 +68,31 @@ pub fn replay(
     conf_text: &str,
     conf: &AllocConf,
     device: &DeviceMemory,
+    legacy_message: bool,
 ) -> ReplayReport {
     let events = snap
         .device_traces
         .get(device_index)
         .map(Vec::as_slice)
         .unwrap_or(&[]);
-    let (trace, index) = snapshot_trace(events, scale);
+    let active = snap
+        .active_blocks
+        .get(device_index)
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    let (trace, index, preexisting) = snapshot_trace(events, active, scale);
     let out = run_trace(trace.iter().copied(), conf, device);
     let oom = out.oom.as_ref().map(|o| {
         let i = index[o.event_index];
         ReplayOom {
             event_index: i,
             requested_bytes: o.state.requested_bytes,
-            frame: events[i].frame.clone(),
-            message: o.message.clone(),
+            frame: i.and_then(|i| events[i].frame.clone()),
+            message: if legacy_message {
+                o.state.legacy_message()
+            } else {
+                o.message.clone()
+            },
         }
     });
     ReplayReport {
@@ -90,7 +102,7 @@ pub fn replay(
         gpu_total_bytes: device.total,
         context_bytes: device.context + device.other_processes,
         events_replayed: out.events_run,
-        unmatched_frees: out.unmatched_frees,
+        preexisting_allocations: preexisting,
         recorded_ooms: events.iter().filter(|e| e.action == "oom").count(),
         peak_allocated_bytes: out.peak_allocated_bytes,
         peak_reserved_bytes: out.peak_reserved_bytes,
@@ -139,11 +151,11 @@ impl Report for ReplayReport {
             "  largest free block      {}",
             fmt_bytes(self.largest_free_block_bytes)
         )?;
-        if self.unmatched_frees > 0 {
+        if self.preexisting_allocations > 0 {
             writeln!(
                 w,
-                "  {} frees of blocks allocated before recording began were ignored",
-                self.unmatched_frees
+                "  {} tensors alive before recording began were allocated first",
+                self.preexisting_allocations
             )?;
         }
         match &self.oom {
@@ -154,7 +166,13 @@ impl Report for ReplayReport {
                     .as_deref()
                     .map(|f| format!(" ({f})"))
                     .unwrap_or_default();
-                writeln!(w, "OOM at trace event {}{at}:", o.event_index)?;
+                match o.event_index {
+                    Some(i) => writeln!(w, "OOM at trace event {i}{at}:")?,
+                    None => writeln!(
+                        w,
+                        "OOM before the trace starts, re-creating the tensors alive when recording began:"
+                    )?,
+                }
                 writeln!(w, "torch.OutOfMemoryError: {}", o.message)?;
             }
         }
@@ -167,7 +185,7 @@ impl Report for ReplayReport {
             .map(|o| {
                 (
                     "error",
-                    format!("CUDA OOM at trace event {}: {}", o.event_index, o.message),
+                    format!("CUDA OOM at trace event {:?}: {}", o.event_index, o.message),
                 )
             })
             .collect()

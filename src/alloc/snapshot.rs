@@ -30,6 +30,9 @@ pub struct Snapshot {
     pub device_traces: Vec<Vec<SnapshotEvent>>,
     /// Number of segments alive when the snapshot was taken.
     pub segments: usize,
+    /// Per device, (address, requested size) of blocks in use when the
+    /// snapshot was taken (`segments[].blocks[]` in state `active_allocated`).
+    pub active_blocks: Vec<Vec<(u64, u64)>>,
 }
 
 fn get<'a>(d: &'a BTreeMap<HashableValue, Value>, key: &str) -> Option<&'a Value> {
@@ -73,10 +76,31 @@ pub fn parse_snapshot(bytes: &[u8]) -> Result<Snapshot, String> {
     let Value::Dict(top) = value else {
         return Err("a pickle, but not a PyTorch memory snapshot (expected a dict with 'segments' and 'device_traces')".into());
     };
-    let segments = match get(&top, "segments") {
-        Some(Value::List(s)) => s.len(),
-        _ => return Err("a pickle, but not a PyTorch memory snapshot (no 'segments' list)".into()),
+    let Some(Value::List(segment_list)) = get(&top, "segments") else {
+        return Err("a pickle, but not a PyTorch memory snapshot (no 'segments' list)".into());
     };
+    let segments = segment_list.len();
+    let mut active_blocks: Vec<Vec<(u64, u64)>> = Vec::new();
+    for seg in segment_list {
+        let Value::Dict(seg) = seg else { continue };
+        let dev = get(seg, "device").and_then(as_u64).unwrap_or(0) as usize;
+        let Some(Value::List(blocks)) = get(seg, "blocks") else {
+            continue;
+        };
+        for b in blocks {
+            let Value::Dict(b) = b else { continue };
+            let active =
+                matches!(get(b, "state"), Some(Value::String(s)) if s == "active_allocated");
+            let addr = get(b, "address").and_then(as_u64);
+            let size = get(b, "requested_size").or(get(b, "size")).and_then(as_u64);
+            if let (true, Some(a), Some(s)) = (active, addr, size) {
+                if active_blocks.len() <= dev {
+                    active_blocks.resize(dev + 1, Vec::new());
+                }
+                active_blocks[dev].push((a, s));
+            }
+        }
+    }
     let Some(Value::List(devices)) = get(&top, "device_traces") else {
         return Err("a PyTorch memory snapshot without 'device_traces': record with torch.cuda.memory._record_memory_history() before _dump_snapshot()".into());
     };
@@ -117,26 +141,58 @@ pub fn parse_snapshot(bytes: &[u8]) -> Result<Snapshot, String> {
     Ok(Snapshot {
         device_traces,
         segments,
+        active_blocks,
     })
 }
 
 /// The allocation trace of one device: `alloc` and `free_completed` (when the
 /// allocator really took the block back), sizes multiplied by `scale`.
-/// Returns the events and, for each, its index in the device trace.
-pub fn snapshot_trace(events: &[SnapshotEvent], scale: f64) -> (Vec<TraceEvent>, Vec<usize>) {
-    let mut out = Vec::new();
-    let mut index = Vec::new();
+///
+/// Tensors that were alive before recording began are allocated first: those
+/// the trace frees without having allocated them (`free_completed` carries
+/// the requested size), and those still in use at the snapshot that the trace
+/// never mentions. (`_record_memory_history` keeps a ring buffer of
+/// `max_entries` events, so a long run's early events are gone.)
+/// Returns the events, for each its index in the device trace (None for the
+/// pre-existing ones), and how many pre-existing tensors were added.
+pub fn snapshot_trace(
+    events: &[SnapshotEvent],
+    active_at_end: &[(u64, u64)],
+    scale: f64,
+) -> (Vec<TraceEvent>, Vec<Option<usize>>, usize) {
+    use std::collections::HashSet;
+    let scaled = |s: u64| ((s as f64 * scale).round() as u64).max(1);
+    let mut seen = HashSet::new();
+    let mut before = Vec::new();
+    for e in events {
+        match e.action.as_str() {
+            "alloc" => {
+                seen.insert(e.addr);
+            }
+            "free_completed" if seen.insert(e.addr) => before.push((e.addr, e.size)),
+            _ => {}
+        }
+    }
+    before.extend(active_at_end.iter().filter(|(a, _)| !seen.contains(a)));
+    let mut out: Vec<TraceEvent> = before
+        .iter()
+        .map(|&(id, s)| TraceEvent::Alloc {
+            id,
+            size: scaled(s),
+        })
+        .collect();
+    let mut index = vec![None; out.len()];
     for (i, e) in events.iter().enumerate() {
         let ev = match e.action.as_str() {
             "alloc" => TraceEvent::Alloc {
                 id: e.addr,
-                size: ((e.size as f64 * scale).round() as u64).max(1),
+                size: scaled(e.size),
             },
             "free_completed" => TraceEvent::Free { id: e.addr },
             _ => continue,
         };
         out.push(ev);
-        index.push(i);
+        index.push(Some(i));
     }
-    (out, index)
+    (out, index, before.len())
 }

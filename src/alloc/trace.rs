@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use super::conf::AllocConf;
 use super::oom::OomState;
-use super::sim::{Allocator, DeviceMemory};
+use super::state::{Allocator, DeviceMemory};
 
 /// One event of a workload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

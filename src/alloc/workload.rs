@@ -4,7 +4,7 @@
 //! mode as configured, and the same with expandable segments.
 
 use super::conf::AllocConf;
-use super::sim::DeviceMemory;
+use super::state::DeviceMemory;
 use super::trace::{RunOutcome, TraceEvent, run_trace};
 
 /// Tensor sizes of one training step at the reference batch (sample count),

@@ -2,8 +2,9 @@
 //! tests/fixtures/alloc/make_snapshot.py in torch's pickle structure.
 //!
 //! The trace of small.pickle (device 0), sizes in MiB: A=alloc 100, B=alloc
-//! 300, free A, C=alloc 50, free B, a free of a block never allocated in the
-//! trace, D=alloc 400 (trace index 10).
+//! 300, free A, C=alloc 50, free B, a free of a 4096 B tensor allocated
+//! before recording began (so replayed as allocated first: a 2 MiB small-pool
+//! segment), D=alloc 400 (trace index 10).
 
 use crate::util::{fixture, headroom};
 
@@ -27,23 +28,25 @@ fn json(args: &[&str]) -> serde_json::Value {
 
 #[test]
 fn segment_mode_on_a_large_card_keeps_every_segment() {
-    // A: segment 100; B: segment 300 (reserved 400); free A; C (50) splits
-    // A's cached 100 MiB block (remainder 50 > 1 MiB); free B; D (400) fits
-    // no cached block -> new 400 MiB segment: reserved 800.
-    // Allocated: 400 after B, 300 + 50 = 350 after C, 50 after free B,
-    // 450 after D -> peak 450.
+    // The 4096 B tensor: 2 MiB small segment. A: segment 100; B: segment 300
+    // (reserved 402); free A; C (50) splits A's cached 100 MiB block
+    // (remainder 50 > 1 MiB); free B; the 4096 B tensor is freed; D (400)
+    // fits no cached block -> new 400 MiB segment: reserved 802.
+    // Allocated: 400 MiB + 4 KiB after B, then 350 MiB + 4 KiB, 50 MiB after
+    // the frees, 450 MiB after D -> peak 450 MiB.
     let v = json(&["--gpu", "80G"]);
     assert_eq!(v["peak_allocated_bytes"], 450 * MIB);
-    assert_eq!(v["peak_reserved_bytes"], 800 * MIB);
-    assert_eq!(v["unmatched_frees"], 1);
+    assert_eq!(v["peak_reserved_bytes"], 802 * MIB);
+    assert_eq!(v["preexisting_allocations"], 1);
     assert!(v["oom"].is_null());
 }
 
 #[test]
 fn fragmentation_oom_names_the_event_and_prints_pytorchs_message() {
-    // 460 MiB card, nothing outside PyTorch. D: cudaMalloc 400 with 400
+    // 460 MiB card, nothing outside PyTorch. D: cudaMalloc 400 with 402
     // reserved fails; release_cached_blocks frees B's unsplit 300 MiB
-    // segment (reserved 100) but not A's split one; 100 + 400 > 460 -> OOM.
+    // segment and the free 2 MiB small one (reserved 100) but not A's split
+    // one; 100 + 400 > 460 -> OOM.
     // free = 460 - 100 = 360; allocated = C = 50; unallocated = 100 - 50.
     let v = json(&["--gpu", "460M", "--context", "0"]);
     let oom = &v["oom"];
@@ -55,14 +58,17 @@ fn fragmentation_oom_names_the_event_and_prints_pytorchs_message() {
          100.00 MiB memory in use. Of the allocated memory 50.00 MiB is allocated by PyTorch, and \
          50.00 MiB is reserved by PyTorch but unallocated."
     ));
-    assert_eq!(v["peak_reserved_bytes"], 400 * MIB);
+    assert_eq!(v["peak_reserved_bytes"], 402 * MIB);
 }
 
 #[test]
 fn expandable_segments_fit_the_same_trace() {
-    // One growing segment: A+B map 400; C takes [0,50); freeing B leaves
-    // [50,400) free; D needs 50 more -> ceil(50/20) = 3 pages = 60 MiB:
-    // reserved 460 = the card. Allocated peak C + D = 450.
+    // Small pool: one 2 MiB page for the 4096 B tensor. Large pool, one
+    // growing segment: A+B map 400 (reserved 402); C takes [0,50); freeing B
+    // leaves [50,400) free; D needs 50 more -> 3 pages = 60 MiB -> 462 > 460
+    // fails; release_cached_blocks unmaps pages 3..20 of [50,400) (340 MiB)
+    // and the free small page: reserved 60; the retry maps [60,460): 400 MiB
+    // -> reserved 460 = the card. Allocated peak C + D = 450.
     let v = json(&[
         "--gpu",
         "460M",
@@ -78,11 +84,43 @@ fn expandable_segments_fit_the_same_trace() {
 
 #[test]
 fn scale_multiplies_every_request() {
-    // x2: A 200, B 600 (reserved 800), C 100 splits A's 200; D 800 -> new
-    // segment: reserved 1600. Allocated peak: C + D = 900.
+    // x2: 8 KiB tensor (2 MiB segment), A 200, B 600 (reserved 802), C 100
+    // splits A's 200; D 800 -> new segment: reserved 1602. Allocated peak:
+    // C + D = 900.
     let v = json(&["--gpu", "80G", "--scale", "2"]);
     assert_eq!(v["peak_allocated_bytes"], 900 * MIB);
-    assert_eq!(v["peak_reserved_bytes"], 1600 * MIB);
+    assert_eq!(v["peak_reserved_bytes"], 1602 * MIB);
+}
+
+#[test]
+fn tensors_from_before_the_recording_are_allocated_first() {
+    // late_start.pickle: X (30, freed in the trace) and Z (200, alive at the
+    // snapshot) come first: reserved 230; free X; Y (100) fits no cached
+    // block -> reserved 330. Allocated: 230, then 200, then 300.
+    let out = headroom()
+        .arg("simulate-alloc")
+        .arg(fixture("alloc/late_start.pickle"))
+        .args(["--gpu", "80G", "--format", "json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["preexisting_allocations"], 2);
+    assert_eq!(v["peak_allocated_bytes"], 300 * MIB);
+    assert_eq!(v["peak_reserved_bytes"], 330 * MIB);
+}
+
+#[test]
+fn legacy_message_has_the_1x_form() {
+    // Same OOM as above, numbers in PyTorch 1.x/2.0 order: allocated 50 MiB,
+    // free 360 MiB, reserved 100 MiB.
+    let v = json(&["--gpu", "460M", "--context", "0", "--legacy-message"]);
+    assert_eq!(
+        v["oom"]["message"],
+        "CUDA out of memory. Tried to allocate 400.00 MiB (GPU 0; 460.00 MiB total capacity; \
+         50.00 MiB already allocated; 360.00 MiB free; 100.00 MiB reserved in total by PyTorch) \
+         If reserved memory is >> allocated memory try setting max_split_size_mb to avoid \
+         fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF"
+    );
 }
 
 #[test]
