@@ -8,6 +8,7 @@ pub mod cli;
 pub mod conf;
 mod expandable;
 pub mod oom;
+mod pickle_guard;
 mod release;
 pub mod replay;
 pub mod rules;

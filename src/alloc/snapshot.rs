@@ -70,9 +70,12 @@ fn first_frame(v: Option<&Value>) -> Option<String> {
 
 /// Parses snapshot bytes; the error is one line saying what is wrong.
 pub fn parse_snapshot(bytes: &[u8]) -> Result<Snapshot, String> {
+    // Real snapshots nest 5 levels (dict / list / entry / frames / frame).
+    super::pickle_guard::check_pickle_shape(bytes, 64, 1 << 26)
+        .map_err(|e| format!("not a readable pickle ({e})"))?;
     let value =
         serde_pickle::value_from_slice(bytes, DeOptions::new().replace_unresolved_globals())
-            .map_err(|e| format!("not a pickle file ({e})"))?;
+            .map_err(|e| format!("not a readable pickle ({e})"))?;
     let Value::Dict(top) = value else {
         return Err("a pickle, but not a PyTorch memory snapshot (expected a dict with 'segments' and 'device_traces')".into());
     };
@@ -195,4 +198,48 @@ pub fn snapshot_trace(
         index.push(Some(i));
     }
     (out, index, before.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small() -> Vec<u8> {
+        let p = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/alloc/small.pickle"
+        );
+        std::fs::read(p).unwrap()
+    }
+
+    #[test]
+    fn reads_the_structure_torch_writes() {
+        let s = parse_snapshot(&small()).unwrap();
+        assert_eq!(s.segments, 1);
+        let t = &s.device_traces[0];
+        assert_eq!(t.len(), 12);
+        assert_eq!(t[1].action, "alloc");
+        assert_eq!(t[1].size, 100 << 20);
+        // The entry whose frames hold an object of an unknown class.
+        assert_eq!(t[3].frame.as_deref(), Some("/work/train.py:20 in forward"));
+        // One block active at the dump: 50 MiB at the segment's start.
+        assert_eq!(s.active_blocks[0], vec![(0x7F00_0000_0000, 50 << 20)]);
+    }
+
+    #[test]
+    fn every_truncation_is_an_error_not_a_panic() {
+        let b = small();
+        for n in 0..b.len() - 1 {
+            assert!(parse_snapshot(&b[..n]).is_err(), "prefix {n}");
+        }
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_before_it_can_overflow_the_stack() {
+        let mut b = b"\x80\x04".to_vec();
+        b.extend(std::iter::repeat_n(b']', 100_000));
+        b.extend(std::iter::repeat_n(b'a', 99_999));
+        b.push(b'.');
+        assert!(parse_snapshot(&b).unwrap_err().contains("100000 levels"));
+    }
 }

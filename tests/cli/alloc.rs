@@ -157,7 +157,7 @@ fn bad_input_is_one_line_and_exit_2() {
     fails_with(
         "alloc/not_a_pickle.pickle",
         &["--gpu", "80G"],
-        "not a pickle file",
+        "not a readable pickle",
     );
     fails_with(
         "alloc/list.pickle",
