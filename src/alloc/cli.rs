@@ -65,6 +65,12 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode> {
     let total = resolve_gpu(&args.gpu)?;
     let context = size_flag("--context", &args.context)?;
     let other = size_flag("--other-processes", &args.other_processes)?;
+    if total == 0 || context.saturating_add(other) >= total {
+        return Err(Error::bad(format!(
+            "--gpu {}: nothing left for PyTorch after --context {} and --other-processes {}",
+            args.gpu, args.context, args.other_processes
+        )));
+    }
     if !(args.scale.is_finite() && args.scale > 0.0) {
         return Err(Error::bad(format!(
             "--scale {}: must be a positive number",

@@ -90,7 +90,8 @@ impl Allocator {
         let begin = (ptr - s.base) / s.page;
         let end = (ptr + size - s.base).div_ceil(s.page);
         let bytes = (end - begin) * s.page;
-        if begin == end || used + bytes > limit {
+        // (More than 2^26 pages, over 1 PiB, is no GPU: refuse like the driver.)
+        if begin == end || used + bytes > limit || end > 1 << 26 {
             return 0;
         }
         if s.mapped.len() < end as usize {

@@ -9,6 +9,8 @@ use super::state::{Allocator, Block, BlockId, PoolKind};
 impl Allocator {
     /// `DeviceCachingAllocator::malloc`: Ok(block) or the OOM PyTorch would raise.
     pub fn malloc(&mut self, orig_size: u64) -> Result<BlockId, Box<super::oom::OomState>> {
+        // Nothing above 1 EiB exists; capping keeps the size arithmetic in range.
+        let orig_size = orig_size.min(crate::units::MAX_BYTES);
         let size = round_size(orig_size, &self.conf);
         let kind = if size <= K_SMALL_SIZE {
             PoolKind::Small
@@ -143,6 +145,9 @@ impl Allocator {
     /// neighbours, and keep `inactive_split` as PyTorch does (not for
     /// expandable segments, whose free pages can always be unmapped).
     pub fn free(&mut self, id: BlockId) {
+        if !self.blocks.get(id).is_some_and(|b| b.allocated) {
+            return; // not a live allocation: nothing to give back
+        }
         let original = self.blocks[id].size;
         self.blocks[id].allocated = false;
         self.stats.allocated.dec(original);
