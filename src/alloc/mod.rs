@@ -8,6 +8,7 @@ pub mod cli;
 pub mod conf;
 mod expandable;
 pub mod oom;
+mod oom_parse;
 mod pickle_guard;
 mod release;
 pub mod replay;
