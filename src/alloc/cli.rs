@@ -18,7 +18,7 @@ use super::state::DeviceMemory;
 pub struct SimulateArgs {
     /// A `torch.cuda.memory._dump_snapshot()` pickle (recorded with `_record_memory_history()`).
     pub snapshot: PathBuf,
-    /// The GPU to simulate: its total memory as NVML reports it (`80G`, `44.53GiB`).
+    /// The GPU to simulate: a profile name (`a40`, `h100`) or its total memory (`80G`, `44.53GiB`).
     #[arg(long)]
     pub gpu: String,
     /// PYTORCH_CUDA_ALLOC_CONF to simulate, e.g. `expandable_segments:True`.
@@ -44,16 +44,11 @@ pub struct SimulateArgs {
     pub format: Format,
 }
 
-/// The memory of the GPU named on the command line.
-///
-/// INTEGRATION POINT: accepts a size today; on merge the lead points this at
-/// the GPU profiles (src/profiles) so that `--gpu a40` works as well.
+/// The memory of the GPU named on the command line: a profile name or alias
+/// (PyTorch's total capacity where the profile knows it, else NVML's), or a size.
 pub fn resolve_gpu(text: &str) -> Result<u64> {
-    parse_size(text, BareNumber::Refuse).map_err(|e| {
-        Error::bad(format!(
-            "--gpu '{text}': {e}; give the card's memory as a size, e.g. 80G or 44.53GiB"
-        ))
-    })
+    let gpu = crate::profiles::resolve_gpu(text)?;
+    Ok(gpu.pytorch_total_bytes.unwrap_or(gpu.total_bytes()))
 }
 
 fn size_flag(flag: &str, text: &str) -> Result<u64> {

@@ -26,7 +26,7 @@ pub use state::{Allocator, BlockId, DeviceMemory, Stats};
 #[cfg(test)]
 mod tests;
 pub use trace::{OomAt, RunOutcome, TraceEvent, run_trace};
-pub use workload::{GnnStepShape, SimResult, simulate_training};
+pub use workload::{GnnStepShape, SimResult, simulate_training, size_factors, training_trace_with};
 #[cfg(test)]
 mod props;
 #[cfg(test)]

@@ -87,6 +87,15 @@ pub fn training_trace(
     steps: usize,
     seed: u64,
 ) -> impl Iterator<Item = TraceEvent> + '_ {
+    training_trace_with(shape, size_factors(shape.size_cv, seed).take(steps))
+}
+
+/// The allocation trace of one training step per size factor in `factors`
+/// (1.0 = the reference batch of `shape`).
+pub fn training_trace_with<'a>(
+    shape: &'a GnnStepShape,
+    factors: impl Iterator<Item = f64> + 'a,
+) -> impl Iterator<Item = TraceEvent> + 'a {
     let mut ids = 0u64;
     let mut next_id = move || {
         ids += 1;
@@ -100,7 +109,7 @@ pub fn training_trace(
         });
     }
     let setup = out;
-    let factors = size_factors(shape.size_cv, seed).take(steps).enumerate();
+    let factors = factors.enumerate();
     let mut retained = Vec::new();
     setup.into_iter().chain(factors.flat_map(move |(step, f)| {
         let mut ev = step_events(shape, f, step == 0, &mut next_id, &mut retained);

@@ -20,7 +20,7 @@ pub use coefficients::{
 };
 pub use dataset::DatasetBytes;
 pub use fanout::SampleStats;
-pub use gpu::{GpuBreakdown, gpu_breakdown};
+pub use gpu::{GpuBreakdown, cuda_context_bytes, gpu_breakdown, step_shape};
 pub use phases::{
     BatchModel, Component, Estimate, Phase, PhaseEstimate, Prepared, batch_stats, estimate,
     estimate_with,
@@ -51,4 +51,6 @@ pub struct Settings {
     pub shared_sampler: bool,
     /// edge_index sorted by destination beforehand (`is_sorted=True`: no `perm` kept).
     pub is_sorted: bool,
+    /// PYTORCH_CUDA_ALLOC_CONF includes `expandable_segments:True`.
+    pub expandable_segments: bool,
 }

@@ -13,7 +13,7 @@ use super::{Coefficients, Settings};
 use crate::spec::{Accounting, Device, EvalLoaders, Job, ModelKind};
 
 /// The phases of a training run, in order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
     /// Loading (and converting) the dataset.
@@ -575,11 +575,7 @@ fn gpu_components(
     coeffs: &Coefficients,
     g: &GpuBreakdown,
 ) -> (Vec<Component>, Vec<Component>) {
-    let context = job
-        .gpu
-        .as_ref()
-        .and_then(|p| p.context_mib)
-        .map_or(coeffs.cuda_context_bytes, |m| m << 20);
+    let context = super::gpu::cuda_context_bytes(job, coeffs);
     let cuda = job.device == Device::Cuda;
     let mut train = Vec::with_capacity(8);
     let mut eval = Vec::with_capacity(8);

@@ -65,6 +65,7 @@ fn settings() -> impl Strategy<Value = Settings> {
                 ][e],
                 shared_sampler,
                 is_sorted,
+                expandable_segments: false,
             },
         )
 }

@@ -2,6 +2,7 @@
 //! budget, and recommend the fastest settings that fit with the margin.
 
 pub mod cli;
+pub mod gpu_sim;
 mod render;
 pub mod search;
 mod speed;
@@ -9,8 +10,14 @@ pub mod verdict;
 
 use serde::Serialize;
 
-use crate::estimate::{Coefficients, PhaseEstimate, SampleStats, Settings, estimate};
+use std::collections::HashMap;
+
+use crate::estimate::{
+    BatchModel, Coefficients, Estimate, Phase, PhaseEstimate, Prepared, SampleStats, Settings,
+    estimate,
+};
 use crate::spec::{Accounting, Job};
+use gpu_sim::GpuSimulation;
 use verdict::{Failure, Limits, judge, peaks};
 
 /// The report `plan` and `check` print.
@@ -52,6 +59,8 @@ pub struct PlanReport {
     pub recommended: Option<Recommendation>,
     /// Settings the search estimated.
     pub candidates_searched: usize,
+    /// The caching-allocator simulation behind the GPU figures (null without a GPU budget).
+    pub gpu_simulation: Option<GpuSimulation>,
     /// Where the model's coefficients came from.
     pub coefficients: String,
     /// Things to know (sbatch variables the python line overrides, ...).
@@ -79,6 +88,8 @@ pub struct Recommendation {
     pub shared_sampler: bool,
     /// Sort edge_index by destination once, offline, and pass is_sorted=True.
     pub is_sorted: bool,
+    /// Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True.
+    pub expandable_segments: bool,
     /// Host peak at these settings, bytes.
     pub peak_host_bytes: u64,
     /// GPU peak at these settings, bytes.
@@ -106,14 +117,98 @@ pub struct Change {
     pub saves_gpu_bytes: i64,
 }
 
+/// Estimates with the GPU's allocator simulated, cached per (batch, fanout,
+/// device size): nothing else changes what the GPU sees.
+struct Planner<'a> {
+    job: &'a Job,
+    coeffs: &'a Coefficients,
+    prep: Prepared,
+    sims: HashMap<(u64, Vec<i64>, u64), GpuSimulation>,
+}
+
+impl<'a> Planner<'a> {
+    fn new(job: &'a Job, coeffs: &'a Coefficients) -> Self {
+        Planner {
+            job,
+            coeffs,
+            prep: Prepared::new(job),
+            sims: HashMap::new(),
+        }
+    }
+
+    fn simulate(&mut self, s: &Settings, device: u64) -> GpuSimulation {
+        let (job, coeffs, prep) = (self.job, self.coeffs, &self.prep);
+        self.sims
+            .entry((s.batch_size, s.fanout.clone(), device))
+            .or_insert_with(|| {
+                let bm = BatchModel::new(job, s, prep);
+                let context = crate::estimate::cuda_context_bytes(job, coeffs);
+                gpu_sim::simulate(
+                    job,
+                    &bm,
+                    s.batch_size,
+                    context,
+                    device,
+                    &job.alloc_conf.with_expandable(false),
+                )
+            })
+            .clone()
+    }
+
+    /// The estimate at `s`, its training GPU simulated on the card less the
+    /// margin when a GPU is budgeted.
+    fn estimate(&mut self, s: &Settings) -> (Estimate, Option<GpuSimulation>) {
+        let mut est = estimate(self.job, s, self.coeffs);
+        let limits = Limits::of(self.job);
+        let (Some(capacity), crate::spec::Device::Cuda) = (limits.gpu, self.job.device) else {
+            return (est, None);
+        };
+        let sim = self.simulate(s, (capacity as f64 * (1.0 - limits.margin)) as u64);
+        gpu_sim::apply(&mut est, &sim, s.expandable_segments);
+        (est, Some(sim))
+    }
+
+    /// The verdict at `s`: the first budget exceeded in run order, the
+    /// simulated allocator failing in training counted as the GPU's.
+    fn judge(&mut self, s: &Settings) -> (Estimate, Option<GpuSimulation>, Option<Failure>) {
+        let (est, sim) = self.estimate(s);
+        let limits = Limits::of(self.job);
+        let mut failure = judge(self.job, &est, &limits, sim.is_some());
+        if let Some(g) = &sim
+            && g.run(s.expandable_segments).oom.is_some()
+            && failure.as_ref().is_none_or(|f| f.phase >= Phase::Train)
+        {
+            let full = limits.gpu.map(|c| self.simulate(s, c));
+            failure = verdict::simulated_oom(g, full.as_ref(), s.expandable_segments);
+        }
+        (est, sim, failure)
+    }
+}
+
 /// Plans `job`: estimate, verdict, recommendation.
 pub fn plan(job: &Job, coeffs: &Coefficients, source: &str, warnings: Vec<String>) -> PlanReport {
-    let est = estimate(job, &job.settings, coeffs);
+    let mut planner = Planner::new(job, coeffs);
+    let (est, gpu_simulation, failure) = planner.judge(&job.settings);
     let limits = Limits::of(job);
-    let failure = judge(job, &est, &limits);
     let (peak_host, host_phase, peak_gpu, gpu_phase) = peaks(&est);
     let (found, searched) = search::search(job, coeffs);
-    let recommended = found.map(|f| recommendation(job, coeffs, f));
+    // The search judged the GPU on its tensors; verify the best candidates
+    // with the simulated allocator, as configured and then with expandable segments.
+    let mut recommended = None;
+    for f in found.into_iter().take(400) {
+        let mut s = f.settings.clone();
+        if planner.judge(&s).2.is_none() {
+            recommended = Some(recommendation(&mut planner, &s, f.epoch_seconds));
+            break;
+        }
+        if !s.expandable_segments {
+            s.expandable_segments = true;
+            if planner.judge(&s).2.is_none() {
+                recommended = Some(recommendation(&mut planner, &s, f.epoch_seconds));
+                break;
+            }
+        }
+    }
     let min_host =
         ((peak_host as f64 / (1.0 - job.margin)) / (1u64 << 30) as f64).ceil() as u64 * (1 << 30);
     PlanReport {
@@ -135,17 +230,17 @@ pub fn plan(job: &Job, coeffs: &Coefficients, source: &str, warnings: Vec<String
         min_host_bytes: min_host,
         recommended,
         candidates_searched: searched,
+        gpu_simulation,
         coefficients: coeffs.source.clone(),
         warnings,
     }
 }
 
 /// Describes `found` as changes from the job's settings, each with its saving.
-fn recommendation(job: &Job, coeffs: &Coefficients, found: search::Found) -> Recommendation {
-    let to = &found.settings;
-    let mut cur = job.settings.clone();
-    let peak = |s: &Settings| {
-        let (h, _, g, _) = peaks(&estimate(job, s, coeffs));
+fn recommendation(planner: &mut Planner, to: &Settings, epoch_seconds: f64) -> Recommendation {
+    let mut cur = planner.job.settings.clone();
+    let mut peak = |s: &Settings| {
+        let (h, _, g, _) = peaks(&planner.estimate(s).0);
         (h as i64, g as i64)
     };
     let mut last = peak(&cur);
@@ -182,6 +277,8 @@ fn recommendation(job: &Job, coeffs: &Coefficients, found: search::Found) -> Rec
     step!(pin_memory, "pin_memory", |v: &bool| v.to_string());
     step!(fanout, "fanout", |v: &Vec<i64>| format!("{v:?}"));
     step!(batch_size, "batch_size", |v: &u64| v.to_string());
+    step!(expandable_segments, "expandable_segments", |v: &bool| v
+        .to_string());
     Recommendation {
         batch_size: to.batch_size,
         fanout: to.fanout.clone(),
@@ -192,9 +289,10 @@ fn recommendation(job: &Job, coeffs: &Coefficients, found: search::Found) -> Rec
         prefetch_factor: to.prefetch_factor,
         shared_sampler: to.shared_sampler,
         is_sorted: to.is_sorted,
+        expandable_segments: to.expandable_segments,
         peak_host_bytes: last.0 as u64,
         peak_gpu_bytes: last.1 as u64,
-        epoch_seconds: found.epoch_seconds,
+        epoch_seconds,
         changes,
     }
 }
@@ -217,6 +315,9 @@ fn how(setting: &str) -> &'static str {
         "pin_memory" => "NeighborLoader(pin_memory=...)",
         "fanout" => "NeighborLoader(num_neighbors=[...])",
         "batch_size" => "NeighborLoader(batch_size=...); scale the learning rate with it",
+        "expandable_segments" => {
+            "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (PyTorch >= 2.1)"
+        }
         _ => "",
     }
 }

@@ -165,6 +165,25 @@ impl Report for PlanReport {
             "  the job as given needs --mem={}G with the margin",
             self.min_host_bytes >> 30
         )?;
+        if let Some(g) = &self.gpu_simulation {
+            let show = |r: &super::gpu_sim::SimRun| match &r.oom {
+                None => format!(
+                    "completes, peak {} reserved / {} allocated",
+                    fmt_bytes(r.peak_reserved_bytes),
+                    fmt_bytes(r.peak_allocated_bytes)
+                ),
+                Some((step, _)) => format!("fails at step {}", step + 1),
+            };
+            writeln!(
+                w,
+                "  GPU: PyTorch's caching allocator simulated over {} of the run's {} steps (its largest batch included) on {}: as configured {}; with expandable_segments {}",
+                g.steps_simulated,
+                g.steps_in_run,
+                fmt_bytes(g.device_bytes),
+                show(&g.configured),
+                show(&g.expandable)
+            )?;
+        }
         for (gpu, title) in [
             (false, "host components per phase"),
             (true, "GPU components per phase"),

@@ -12,15 +12,16 @@ use super::verdict::{Limits, fits, peaks};
 use crate::estimate::{BatchModel, Coefficients, Prepared, Settings, estimate_with};
 use crate::spec::{EvalLoaders, Job};
 
-/// The winner of a search and how many settings were tried.
+/// A setting that fits (GPU judged without the allocator's reserve, which
+/// the caller simulates), with its ranking key.
 #[derive(Debug, Clone)]
 pub struct Found {
-    /// The recommended settings.
+    /// The settings.
     pub settings: Settings,
     /// Estimated seconds per epoch at those settings.
     pub epoch_seconds: f64,
-    /// Candidates estimated.
-    pub candidates: usize,
+    /// Ranking key: quality given up, seconds, changes, host peak.
+    key: Key,
 }
 
 /// Batch sizes tried: the user's, then halvings down to 16.
@@ -119,21 +120,28 @@ fn changes(req: &Settings, s: &Settings) -> usize {
     .count()
 }
 
-/// Ranking: least quality given up, then fastest (beyond float noise), then
-/// fewest changes from the user's settings, then least host memory.
-fn ranks_before(a: &(f64, f64, usize, u64), b: &(f64, f64, usize, u64)) -> bool {
-    const EPS: f64 = 1e-9;
-    if (a.0 - b.0).abs() > EPS {
-        return a.0 < b.0;
-    }
-    if (a.1 - b.1).abs() > EPS * b.1.abs().max(1.0) {
-        return a.1 < b.1;
-    }
-    (a.2, a.3) < (b.2, b.3)
+/// Ranking key, ordered best first: quality given up (micro-units of
+/// log-ratio), estimated epoch time (microseconds), changes from the user's
+/// settings, host peak. Quantised so that float noise cannot reorder ties.
+type Key = (i64, i64, usize, u64);
+
+fn key(loss: f64, secs: f64, changes: usize, host: u64) -> Key {
+    (
+        (loss * 1e6).round() as i64,
+        (secs * 1e6).round() as i64,
+        changes,
+        host,
+    )
 }
 
-/// Searches every candidate; None when nothing fits.
-pub fn search(job: &Job, coeffs: &Coefficients) -> (Option<Found>, usize) {
+/// Searches every candidate: the ones that fit, best first, and how many
+/// were estimated. The GPU is judged on its tensors alone (a lower bound):
+/// the allocator's reserve is simulated afterwards, best candidate first.
+pub fn search(job: &Job, coeffs: &Coefficients) -> (Vec<Found>, usize) {
+    let coeffs = &Coefficients {
+        allocator_reserve_fraction: 0.0,
+        ..coeffs.clone()
+    };
     let req = &job.settings;
     let prep = Prepared::new(job);
     let limits = Limits::of(job);
@@ -172,7 +180,7 @@ pub fn search(job: &Job, coeffs: &Coefficients) -> (Option<Found>, usize) {
         }
     }
     let mut models: HashMap<(u64, Vec<i64>), BatchModel> = HashMap::new();
-    let mut best: Option<((f64, f64, usize, u64), Settings)> = None;
+    let mut fitting: Vec<Found> = Vec::new();
     let mut count = 0;
     for batch in batch_sizes(req.batch_size) {
         for fanout in fanouts(&req.fanout) {
@@ -207,12 +215,12 @@ pub fn search(job: &Job, coeffs: &Coefficients) -> (Option<Found>, usize) {
                                 }
                                 let secs = epoch_seconds(job, &s, &bm.train, est.dataset.edges);
                                 let host = peaks(&est).0;
-                                let key = (loss, secs, changes(req, &s), host);
-                                let better =
-                                    best.as_ref().is_none_or(|(b, _)| ranks_before(&key, b));
-                                if better {
-                                    best = Some((key, s.clone()));
-                                }
+                                let key = key(loss, secs, changes(req, &s), host);
+                                fitting.push(Found {
+                                    settings: s.clone(),
+                                    epoch_seconds: secs,
+                                    key,
+                                });
                             }
                         }
                     }
@@ -220,12 +228,8 @@ pub fn search(job: &Job, coeffs: &Coefficients) -> (Option<Found>, usize) {
             }
         }
     }
-    let found = best.map(|((_, secs, _, _), settings)| Found {
-        settings,
-        epoch_seconds: secs,
-        candidates: count,
-    });
-    (found, count)
+    fitting.sort_by_key(|f| f.key);
+    (fitting, count)
 }
 
 #[cfg(test)]
@@ -262,6 +266,7 @@ mod tests {
             eval_loaders: EvalLoaders::Resident,
             shared_sampler: false,
             is_sorted: false,
+            expandable_segments: false,
         };
         assert_eq!(quality_loss(&req, &req), 0.0);
         let half_batch = Settings {

@@ -94,10 +94,20 @@ pub fn fits(est: &Estimate, l: &Limits) -> bool {
 
 /// A phase that exceeds a limit itself wins over an earlier one that only
 /// eats into the margin: the first is where the job is killed.
-pub fn judge(job: &Job, est: &Estimate, limits: &Limits) -> Option<Failure> {
+/// With `simulated_train`, the training GPU is judged by the allocator
+/// simulation instead (see [`simulated_oom`]).
+pub fn judge(job: &Job, est: &Estimate, limits: &Limits, simulated_train: bool) -> Option<Failure> {
     let mut margin_only = None;
     for p in &est.phases {
-        match judge_phase(job, est, p, limits) {
+        let l = if simulated_train && p.phase == Phase::Train {
+            Limits {
+                gpu: None,
+                ..*limits
+            }
+        } else {
+            *limits
+        };
+        match judge_phase(job, est, p, &l) {
             Some(f) if f.over_limit => return Some(f),
             Some(f) if margin_only.is_none() => margin_only = Some(f),
             _ => {}
@@ -157,7 +167,7 @@ fn judge_phase(job: &Job, est: &Estimate, p: &PhaseEstimate, l: &Limits) -> Opti
         && p.gpu_bytes > l.usable(gpu)
     {
         let over = p.gpu_bytes > gpu;
-        let when = if p.phase == Phase::Train {
+        let when = if p.phase == Phase::Train && over {
             first_failure_epoch(job, est, p, gpu)
         } else {
             String::new()
@@ -205,6 +215,9 @@ fn first_failure_epoch(job: &Job, est: &Estimate, p: &PhaseEstimate, cap: u64) -
     }
     let room = cap.saturating_sub(fixed) as f64;
     let fits_nodes = b.tail_nodes * room / dynamic;
+    if fits_nodes >= b.tail_nodes {
+        return String::new();
+    }
     let unit = if matches!(job.model, crate::spec::ModelKind::Generic { .. }) {
         "samples"
     } else {
@@ -224,6 +237,44 @@ fn first_failure_epoch(job: &Job, est: &Estimate, p: &PhaseEstimate, cap: u64) -
         ", only at the run's largest batches (over {fits_nodes:.1} {unit}, about one batch in {:.0}): expected around epoch {epoch:.0}",
         1.0 / p_over
     )
+}
+
+/// The failure the simulated allocator predicts in training, if any:
+/// `sim` ran on the card less the margin; `full`, run only when that failed,
+/// on the whole card tells a real OOM from one inside the margin.
+pub fn simulated_oom(
+    sim: &super::gpu_sim::GpuSimulation,
+    full: Option<&super::gpu_sim::GpuSimulation>,
+    expandable: bool,
+) -> Option<Failure> {
+    let (step, message) = sim.run(expandable).oom.as_ref()?;
+    let real = full.and_then(|f| f.run(expandable).oom.as_ref());
+    let (step, message, over) = match real {
+        Some((s, m)) => (s, m, true),
+        None => (step, message, false),
+    };
+    let first = message.lines().next().unwrap_or(message);
+    let rescue = if !expandable && sim.expandable.oom.is_none() {
+        "; with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True the same run completes"
+    } else {
+        ""
+    };
+    Some(Failure {
+        budget: Budget::Gpu,
+        phase: Phase::Train,
+        exit_code: 1,
+        over_limit: over,
+        message: format!(
+            "{} step {} of {} simulated: \"{first}\"{rescue}; torch.OutOfMemoryError, a Python traceback and exit 1",
+            if over {
+                "the caching allocator fails at"
+            } else {
+                "with the margin kept free, the caching allocator fails at"
+            },
+            step + 1,
+            sim.steps_simulated
+        ),
+    })
 }
 
 /// Complementary error function (Numerical Recipes' erfcc, |error| < 1.2e-7).

@@ -66,6 +66,9 @@ pub struct Job {
     pub gpu: Option<GpuProfile>,
     /// How the host limit is enforced.
     pub accounting: Accounting,
+    /// The caching allocator's settings (PYTORCH_CUDA_ALLOC_CONF).
+    #[serde(skip)]
+    pub alloc_conf: crate::alloc::AllocConf,
     /// /dev/shm size, bytes.
     pub shm: Option<u64>,
     /// Fraction of each budget kept free.
@@ -170,6 +173,8 @@ impl Job {
             .as_deref()
             .map(crate::profiles::resolve_gpu)
             .transpose()?;
+        let alloc_conf = crate::alloc::AllocConf::parse(b.alloc_conf.as_deref().unwrap_or(""))
+            .map_err(|e| Error::bad(format!("alloc_conf: {e}")))?;
         Ok(Job {
             name: spec.name.clone().unwrap_or_else(|| dataset.name.clone()),
             dataset,
@@ -185,6 +190,7 @@ impl Job {
                 eval_loaders: l.eval_loaders,
                 shared_sampler: l.shared_sampler,
                 is_sorted: l.is_sorted,
+                expandable_segments: alloc_conf.expandable_segments,
             },
             eval_batch_size: l.eval_batch_size,
             eval_num_workers: l.eval_num_workers,
@@ -194,6 +200,7 @@ impl Job {
             host_budget: b.host.map(|h| h.0),
             gpu,
             accounting: b.accounting,
+            alloc_conf,
             shm: b.shm.map(|s| s.0),
             margin: b.margin,
             ranks_per_node: spec.ranks_per_node,

@@ -287,6 +287,9 @@ pub struct BudgetSpec {
     /// How the host limit is enforced.
     #[serde(default)]
     pub accounting: Accounting,
+    /// PYTORCH_CUDA_ALLOC_CONF of the job (e.g. `expandable_segments:True`).
+    #[serde(default)]
+    pub alloc_conf: Option<String>,
     /// Size of /dev/shm (not checked when absent).
     #[serde(default)]
     pub shm: Option<Bytes>,
@@ -301,6 +304,7 @@ impl Default for BudgetSpec {
             host: None,
             gpu: None,
             accounting: Accounting::Cgroup,
+            alloc_conf: None,
             shm: None,
             margin: 0.1,
         }

@@ -174,7 +174,7 @@ fn bad_input_is_one_line_and_exit_2() {
         &["--gpu", "80G", "--alloc-conf", "expandable_segment:True"],
         "Unrecognized CachingAllocator option: expandable_segment",
     );
-    fails_with("alloc/small.pickle", &["--gpu", "a40"], "--gpu 'a40'");
+    fails_with("alloc/small.pickle", &["--gpu", "a41"], "unknown GPU 'a41'");
     fails_with(
         "alloc/small.pickle",
         &["--gpu", "80G", "--scale", "0"],

@@ -333,3 +333,46 @@ fn to_undirected_kills_papers100m_at_load_under_256g() {
     assert_eq!(r["failure"]["phase"], "load");
     assert_eq!(r["predicted_exit_code"], 137);
 }
+
+#[test]
+fn when_expandable_segments_alone_rescues_the_gpu_it_is_the_recommendation() {
+    // Batch sizes vary from batch to batch; in segment mode the allocator's
+    // cached blocks of earlier sizes cannot hold a larger request on a T4,
+    // while expandable segments map pages as needed. The planner must then keep
+    // batch and fanout and recommend the allocator setting.
+    let r = plan_json(&[
+        "ogbn-products",
+        "--mem",
+        "64G",
+        "--gpu",
+        "t4",
+        "--batch-size",
+        "8192",
+        "--fanout",
+        "25,15",
+    ]);
+    let sim = &r["gpu_simulation"];
+    assert!(
+        sim["configured"]["oom"].is_array(),
+        "configured run should fail: {sim}"
+    );
+    assert!(
+        sim["expandable"]["oom"].is_null(),
+        "expandable run should complete: {sim}"
+    );
+    assert_eq!(r["predicted_exit_code"], 1);
+    let rec = &r["recommended"];
+    assert_eq!(rec["expandable_segments"], true);
+    assert_eq!(rec["batch_size"], 8192);
+    assert_eq!(rec["fanout"], serde_json::json!([25, 15]));
+}
+
+#[test]
+fn the_gpu_simulation_includes_the_runs_largest_batch() {
+    let r = plan_json(&["ogbn-products", "--mem", "64G", "--gpu", "a100-80gb"]);
+    let sim = &r["gpu_simulation"];
+    // ceil(196,615 / 1024) = 193 batches per epoch × 100 epochs = 19,300 steps; 2,000 simulated.
+    assert_eq!(sim["steps_in_run"], 19_300);
+    assert_eq!(sim["steps_simulated"], 2_000);
+    assert!(sim["configured"]["oom"].is_null());
+}
