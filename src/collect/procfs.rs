@@ -1,0 +1,245 @@
+//! The process tree and each process's memory, read from procfs.
+//!
+//! [`ProcReader`] finds a process's descendants (through
+//! `/proc/<pid>/task/<tid>/children`, or by scanning every `/proc/<pid>/stat`
+//! for its parent where that file is missing) and reads, per process, the
+//! counters a memory budget needs: RSS, PSS and USS from `smaps_rollup` (or
+//! summed over `smaps` on kernels older than 4.14), the shared-memory part of
+//! RSS and PSS, and CPU time and parent from `stat`.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::path::{Path, PathBuf};
+
+use super::{kb_field, read_optional};
+
+/// Reads processes below one procfs root (`/proc`, or a fake tree in tests).
+#[derive(Debug, Clone)]
+pub struct ProcReader {
+    root: PathBuf,
+}
+
+/// What `/proc/<pid>/stat` says about a process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcStat {
+    /// The command name (at most 15 bytes, as the kernel keeps it).
+    pub comm: String,
+    /// One-letter state (R, S, D, Z, ...).
+    pub state: char,
+    /// The parent's pid.
+    pub ppid: u32,
+    /// User CPU time in clock ticks.
+    pub utime_ticks: u64,
+    /// System CPU time in clock ticks.
+    pub stime_ticks: u64,
+}
+
+/// Page counters of one process, all in bytes; `None` where the kernel did not say.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SmapsTotals {
+    /// Resident set: every page mapped and present, shared ones counted in full.
+    pub rss: Option<u64>,
+    /// Proportional set: each shared page divided among the processes mapping it.
+    pub pss: Option<u64>,
+    /// The shmem (tmpfs, /dev/shm, shared anonymous) part of PSS (4.14+ rollup only).
+    pub pss_shmem: Option<u64>,
+    /// Pages only this process maps, clean.
+    pub private_clean: Option<u64>,
+    /// Pages only this process maps, dirty.
+    pub private_dirty: Option<u64>,
+    /// Swapped-out anonymous pages.
+    pub swap: Option<u64>,
+}
+
+impl SmapsTotals {
+    /// Unique set size: what freeing this process alone would give back.
+    pub fn uss(&self) -> Option<u64> {
+        Some(self.private_clean? + self.private_dirty?)
+    }
+}
+
+/// One process's memory at one instant, the row a sampler keeps per process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessMemory {
+    /// Process id.
+    pub pid: u32,
+    /// Parent process id.
+    pub ppid: u32,
+    /// Command name.
+    pub comm: String,
+    /// RSS in bytes (smaps, else status VmRSS).
+    pub rss: Option<u64>,
+    /// PSS in bytes.
+    pub pss: Option<u64>,
+    /// USS in bytes (Private_Clean + Private_Dirty).
+    pub uss: Option<u64>,
+    /// The shmem part of PSS in bytes.
+    pub pss_shmem: Option<u64>,
+    /// The shmem part of RSS in bytes (status RssShmem).
+    pub rss_shmem: Option<u64>,
+}
+
+impl Default for ProcReader {
+    fn default() -> Self {
+        Self::with_root("/proc")
+    }
+}
+
+impl ProcReader {
+    /// A reader of the real `/proc`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A reader of a procfs tree mounted (or faked) at `root`.
+    pub fn with_root(root: impl Into<PathBuf>) -> Self {
+        ProcReader { root: root.into() }
+    }
+
+    fn file(&self, pid: u32, name: &str) -> PathBuf {
+        self.root.join(pid.to_string()).join(name)
+    }
+
+    /// Parses `/proc/<pid>/stat`.
+    pub fn stat(&self, pid: u32) -> Option<ProcStat> {
+        parse_stat(&read_optional(&self.file(pid, "stat"))?)
+    }
+
+    /// Page counters from `smaps_rollup`, or summed over `smaps` where the
+    /// rollup is missing (kernels before 4.14).
+    pub fn smaps(&self, pid: u32) -> Option<SmapsTotals> {
+        if let Some(text) = read_optional(&self.file(pid, "smaps_rollup")) {
+            return Some(parse_smaps(&text));
+        }
+        read_optional(&self.file(pid, "smaps")).map(|t| parse_smaps(&t))
+    }
+
+    /// `(VmRSS, RssShmem)` from `/proc/<pid>/status`, in bytes.
+    pub fn status_rss(&self, pid: u32) -> Option<(Option<u64>, Option<u64>)> {
+        let text = read_optional(&self.file(pid, "status"))?;
+        Some((kb_field(&text, "VmRSS"), kb_field(&text, "RssShmem")))
+    }
+
+    /// The memory row of one process; `None` once it has gone.
+    pub fn process_memory(&self, pid: u32) -> Option<ProcessMemory> {
+        let stat = self.stat(pid)?;
+        let smaps = self.smaps(pid).unwrap_or_default();
+        let (vm_rss, rss_shmem) = self.status_rss(pid).unwrap_or((None, None));
+        Some(ProcessMemory {
+            pid,
+            ppid: stat.ppid,
+            comm: stat.comm,
+            rss: smaps.rss.or(vm_rss),
+            pss: smaps.pss,
+            uss: smaps.uss(),
+            pss_shmem: smaps.pss_shmem,
+            rss_shmem,
+        })
+    }
+
+    /// Direct children of `pid`, from every thread's `children` file; `None`
+    /// when the kernel lacks them (CONFIG_PROC_CHILDREN off).
+    fn children_files(&self, pid: u32) -> Option<Vec<u32>> {
+        let tasks = std::fs::read_dir(self.file(pid, "task")).ok()?;
+        let mut kids = Vec::new();
+        for task in tasks.flatten() {
+            let text = read_optional(&task.path().join("children"))?;
+            kids.extend(
+                text.split_whitespace()
+                    .filter_map(|p| p.parse::<u32>().ok()),
+            );
+        }
+        Some(kids)
+    }
+
+    /// Every live pid under the root with its parent (the slow, always-there way).
+    fn parent_map(&self) -> HashMap<u32, Vec<u32>> {
+        let mut by_parent: HashMap<u32, Vec<u32>> = HashMap::new();
+        let Ok(entries) = std::fs::read_dir(&self.root) else {
+            return by_parent;
+        };
+        for entry in entries.flatten() {
+            let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse().ok()) else {
+                continue;
+            };
+            if let Some(stat) = self.stat(pid) {
+                by_parent.entry(stat.ppid).or_default().push(pid);
+            }
+        }
+        by_parent
+    }
+
+    /// `pid` and all its live descendants, parents before children.
+    pub fn descendants(&self, pid: u32) -> Vec<u32> {
+        let mut scanned: Option<HashMap<u32, Vec<u32>>> = None;
+        let mut seen = HashSet::from([pid]);
+        let mut order = vec![pid];
+        let mut queue = VecDeque::from([pid]);
+        while let Some(p) = queue.pop_front() {
+            let kids = match self.children_files(p) {
+                Some(k) => k,
+                None => scanned
+                    .get_or_insert_with(|| self.parent_map())
+                    .get(&p)
+                    .cloned()
+                    .unwrap_or_default(),
+            };
+            for k in kids {
+                if seen.insert(k) {
+                    order.push(k);
+                    queue.push_back(k);
+                }
+            }
+        }
+        order
+    }
+
+    /// The procfs root this reader reads.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+}
+
+/// Parses a `stat` line; the command name may hold spaces and parentheses,
+/// so the fields are counted from the last `)`.
+pub fn parse_stat(text: &str) -> Option<ProcStat> {
+    let open = text.find('(')?;
+    let close = text.rfind(')')?;
+    let comm = text.get(open + 1..close)?.to_string();
+    let rest: Vec<&str> = text.get(close + 1..)?.split_whitespace().collect();
+    // After the name: state(3) ppid(4) ... utime(14) stime(15), per proc(5).
+    Some(ProcStat {
+        comm,
+        state: rest.first()?.chars().next()?,
+        ppid: rest.get(1)?.parse().ok()?,
+        utime_ticks: rest.get(11)?.parse().ok()?,
+        stime_ticks: rest.get(12)?.parse().ok()?,
+    })
+}
+
+/// Sums the `kB` counters of `smaps_rollup` (one block) or `smaps` (one block
+/// per mapping); both have the same `Key:  N kB` lines.
+pub fn parse_smaps(text: &str) -> SmapsTotals {
+    let mut t = SmapsTotals::default();
+    for line in text.lines() {
+        let Some((key, rest)) = line.split_once(':') else {
+            continue;
+        };
+        let slot = match key {
+            "Rss" => &mut t.rss,
+            "Pss" => &mut t.pss,
+            "Pss_Shmem" => &mut t.pss_shmem,
+            "Private_Clean" => &mut t.private_clean,
+            "Private_Dirty" => &mut t.private_dirty,
+            "Swap" => &mut t.swap,
+            _ => continue,
+        };
+        if let Some(kb) = rest
+            .split_whitespace()
+            .next()
+            .and_then(|v| v.parse::<u64>().ok())
+        {
+            *slot = Some(slot.unwrap_or(0) + kb * 1024);
+        }
+    }
+    t
+}

@@ -1,0 +1,253 @@
+//! The watch loop: set up the cgroup and NVML, start the job, sample its
+//! tree every interval into the timeline until it ends, then summarize,
+//! explain, draw, clean up and hand back the job's exit code.
+
+use std::fs::File;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use super::child::{self, exit_kind, forwarded_signal, tail_text, tee_stderr};
+use super::cli::{Outputs, WatchArgs};
+use super::plot::{PlotMarks, render_svg};
+use super::sample::{Sample, Sampler};
+use super::summary::{Peaks, WatchSummary};
+use super::timeline::Timeline;
+use super::verdict::{EndEvidence, ExitKind, verdict};
+use crate::collect::cgroup::CgroupReader;
+use crate::collect::cgroup_limit::{LimitCgroup, systemd_hint};
+use crate::collect::gpu::GpuReader;
+use crate::collect::procfs::ProcReader;
+use crate::error::{Error, Result};
+use crate::units::fmt_bytes;
+
+/// The output files, already created.
+pub struct Files {
+    /// Timeline path and file.
+    pub timeline: Option<(PathBuf, File)>,
+    /// Summary JSON path and file.
+    pub summary: Option<(PathBuf, File)>,
+    /// Plot SVG path and file.
+    pub plot: Option<(PathBuf, File)>,
+}
+
+/// The predicted peak to draw. The lead wires `--job` to the planner here.
+pub fn predicted_peak(args: &WatchArgs) -> Result<Option<u64>> {
+    Ok(args.predicted_peak)
+}
+
+/// Runs the job under watch and returns its exit code.
+pub fn watch(args: &WatchArgs, files: Files, outputs: &mut Outputs) -> Result<ExitCode> {
+    let predicted = predicted_peak(args)?;
+    let mut limit_cg = match args.limit {
+        Some(limit) => Some(make_limit_cgroup(limit)?),
+        None => None,
+    };
+    let cgroup = match &limit_cg {
+        Some(cg) => Some(cg.reader().clone()),
+        None => CgroupReader::own(),
+    };
+    let (gpu, gpu_note) = match GpuReader::open() {
+        Ok(g) => {
+            let names = g.device_names().join(", ");
+            (Some(g), names)
+        }
+        Err(why) => (None, why),
+    };
+    let oom_before = cgroup.as_ref().and_then(|c| c.oom_kill());
+
+    let procs_path = limit_cg.as_ref().map(|c| c.procs_path());
+    let started = Instant::now();
+    let mut job = match child::spawn(&args.command, procs_path.as_deref()) {
+        Ok(c) => c,
+        Err(e) => return Ok(spawn_failed(&args.command[0], &e)),
+    };
+    let pid = job.id();
+    child::forward_signals_to(pid as i32);
+    let tail = job.stderr.take().map(tee_stderr);
+    let (done_tx, done_rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done_tx.send(job.wait());
+    });
+    outputs.keep();
+
+    let sampler = Sampler {
+        proc: ProcReader::new(),
+        cgroup: cgroup.clone(),
+        gpu,
+        root_pid: pid,
+    };
+    let mut timeline = files
+        .timeline
+        .map(|(p, f)| Timeline::new(&p, f, args.format));
+    let show_progress = std::io::stderr().is_terminal() && std::io::stdout().is_terminal();
+    let mut samples: Vec<Sample> = Vec::new();
+    let mut peaks = Peaks::default();
+    let mut write_error: Option<Error> = None;
+    let status = loop {
+        let tick = Instant::now();
+        let s = sampler.take(started.elapsed().as_secs_f64());
+        // A tree that has already gone is no sample: the job ended between ticks.
+        if s.processes > 0 {
+            if let (Some(t), None) = (timeline.as_mut(), &write_error)
+                && let Err(e) = t.write(&s)
+            {
+                write_error = Some(e);
+            }
+            peaks.update(&s);
+            if show_progress {
+                progress(&s, &peaks);
+            }
+            samples.push(s);
+        }
+        let wait = args.interval.saturating_sub(tick.elapsed());
+        match done_rx.recv_timeout(wait) {
+            Ok(status) => break status,
+            Err(mpsc::RecvTimeoutError::Timeout) => continue,
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(Error::Internal("lost the job's waiter".into()));
+            }
+        }
+    };
+    let duration = started.elapsed().as_secs_f64();
+    if show_progress {
+        eprint!("\r\x1b[K");
+    }
+    let exit = match status {
+        Ok(st) => exit_kind(st),
+        Err(e) => return Err(Error::Internal(format!("waiting for the job: {e}"))),
+    };
+    // Give the tee a moment to pass on what the job wrote last.
+    std::thread::sleep(Duration::from_millis(50));
+    let stderr_tail = tail.as_ref().map(tail_text).unwrap_or_default();
+
+    let end = cgroup.as_ref().map(|c| c.read());
+    let oom_kill_delta = match (oom_before, end.as_ref().and_then(|m| m.oom_kill)) {
+        (Some(a), Some(b)) => Some(b.saturating_sub(a)),
+        _ => None,
+    };
+    let why = verdict(&EndEvidence {
+        exit,
+        oom_kill_delta,
+        stderr_tail: &stderr_tail,
+        forwarded_signal: forwarded_signal(),
+    });
+    let summary = WatchSummary {
+        command: args.command.clone(),
+        exit_code: exit.shell_code(),
+        exit_status: exit.describe(),
+        signal: match exit {
+            ExitKind::Signal(s) => Some(s),
+            ExitKind::Code(_) => None,
+        },
+        category: why.category,
+        confidence: why.confidence,
+        reason: why.reason,
+        duration_s: duration,
+        samples: samples.len() as u64,
+        interval_ms: args.interval.as_millis() as u64,
+        peak_rss_sum_bytes: peaks.get("rss_sum"),
+        peak_pss_bytes: peaks.get("pss_sum"),
+        peak_uss_bytes: peaks.get("uss_sum"),
+        peak_cgroup_bytes: peaks.get("cgroup_usage"),
+        cgroup_kernel_peak_bytes: end.as_ref().and_then(|m| m.peak),
+        peak_gpu_bytes: peaks.get("gpu_used"),
+        max_processes: peaks.max_processes,
+        shared_share: peaks.pss_over_rss_at_peak.map(|r| (1.0 - r).max(0.0)),
+        cgroup_dir: cgroup.as_ref().map(|c| c.dir().display().to_string()),
+        cgroup_limit_bytes: end.as_ref().and_then(|m| m.limit),
+        oom_kill_delta,
+        gpu: gpu_note,
+        predicted_peak_bytes: predicted,
+        peaks: peaks.peaks.clone(),
+    };
+    if let Some(cg) = limit_cg.as_mut() {
+        empty_and_remove(cg);
+    }
+    crate::output::emit(
+        &summary,
+        crate::output::Format::Table,
+        &mut std::io::stderr(),
+    )?;
+    if let Some((path, mut f)) = files.summary {
+        serde_json::to_writer_pretty(&mut f, &summary)
+            .map_err(std::io::Error::other)
+            .and_then(|()| f.write_all(b"\n"))
+            .map_err(|e| Error::io(&path, e))?;
+    }
+    if let Some((path, mut f)) = files.plot {
+        let marks = PlotMarks {
+            limit: summary.cgroup_limit_bytes,
+            predicted_peak: predicted,
+            title: format!("headroom watch: {}", args.command.join(" ")),
+        };
+        let svg = render_svg(&samples, &marks)?;
+        f.write_all(svg.as_bytes())
+            .map_err(|e| Error::io(&path, e))?;
+    }
+    if let Some(e) = write_error {
+        eprintln!("headroom: the timeline is incomplete: {e}");
+    }
+    Ok(ExitCode::from(summary.exit_code.clamp(0, 255) as u8))
+}
+
+fn make_limit_cgroup(limit: u64) -> Result<LimitCgroup> {
+    let hint = |why: String| {
+        let text = format!("{}M", limit >> 20);
+        match systemd_hint(&text) {
+            Some(h) => Error::Unsupported(format!("--limit: {why}; {h}")),
+            None => Error::Unsupported(format!("--limit: {why}")),
+        }
+    };
+    let own = CgroupReader::own()
+        .ok_or_else(|| hint("no memory cgroup found for this process".into()))?;
+    let name = format!("headroom-watch-{}", std::process::id());
+    LimitCgroup::create(&own, &name, limit).map_err(hint)
+}
+
+/// Kills what the job left in its cgroup (orphaned workers), then removes it.
+fn empty_and_remove(cg: &mut LimitCgroup) {
+    if let Ok(text) = std::fs::read_to_string(cg.procs_path()) {
+        for pid in text
+            .split_whitespace()
+            .filter_map(|p| p.parse::<i32>().ok())
+        {
+            // SAFETY: plain kill(2) of a process inside the cgroup we created.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+    if let Err(e) = cg.remove() {
+        eprintln!("headroom: {e}");
+    }
+}
+
+/// Like a shell: 127 when the command does not exist, 126 when it cannot run.
+fn spawn_failed(cmd: &str, e: &std::io::Error) -> ExitCode {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => {
+            eprintln!("headroom: {cmd}: command not found");
+            ExitCode::from(127)
+        }
+        _ => {
+            eprintln!("headroom: {cmd}: cannot run: {e}");
+            ExitCode::from(126)
+        }
+    }
+}
+
+fn progress(s: &Sample, peaks: &Peaks) {
+    let gpu = s
+        .gpu_used_bytes
+        .map(fmt_bytes)
+        .unwrap_or_else(|| "-".into());
+    eprint!(
+        "\r\x1b[K[headroom] {:>6.1}s PSS {} (peak {}) GPU {} workers {}",
+        s.t_s,
+        fmt_bytes(s.pss_sum_bytes),
+        fmt_bytes(peaks.get("pss_sum").unwrap_or(0)),
+        gpu,
+        s.processes.saturating_sub(1)
+    );
+}

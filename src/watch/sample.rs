@@ -1,0 +1,109 @@
+//! One timeline row: the whole process tree, its cgroup and the GPU at one
+//! instant, and the sampler that takes it from the collectors.
+
+use std::collections::HashSet;
+
+use serde::Serialize;
+
+use crate::collect::cgroup::CgroupReader;
+use crate::collect::gpu::GpuReader;
+use crate::collect::procfs::{ProcReader, ProcessMemory};
+
+/// One row of the timeline. Bytes everywhere; empty (None) where the source
+/// gave no reading (no cgroup, no GPU driver).
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct Sample {
+    /// Seconds since the job started.
+    pub t_s: f64,
+    /// Live processes in the job's tree (main process + workers).
+    pub processes: u32,
+    /// RSS summed over the tree: what RSS-summing accounting (Slurm without UsePss) sees.
+    pub rss_sum_bytes: u64,
+    /// PSS summed over the tree: each page counted once.
+    pub pss_sum_bytes: u64,
+    /// USS summed over the tree: pages private to one process.
+    pub uss_sum_bytes: u64,
+    /// The shmem (/dev/shm, shared anonymous) part of the PSS sum.
+    pub pss_shmem_sum_bytes: u64,
+    /// The shmem part of the RSS sum.
+    pub rss_shmem_sum_bytes: u64,
+    /// The process with the largest PSS.
+    pub top_pid: Option<u32>,
+    /// That process's command name.
+    pub top_comm: Option<String>,
+    /// That process's PSS.
+    pub top_pss_bytes: Option<u64>,
+    /// The watched cgroup's usage (page cache and kernel memory included).
+    pub cgroup_usage_bytes: Option<u64>,
+    /// The watched cgroup's limit.
+    pub cgroup_limit_bytes: Option<u64>,
+    /// The cgroup's anonymous memory.
+    pub cgroup_anon_bytes: Option<u64>,
+    /// The cgroup's page cache (shmem included).
+    pub cgroup_file_bytes: Option<u64>,
+    /// The cgroup's shmem.
+    pub cgroup_shmem_bytes: Option<u64>,
+    /// The cgroup's OOM kills so far.
+    pub cgroup_oom_kill: Option<u64>,
+    /// GPU memory in use on all devices (NVML, CUDA contexts included).
+    pub gpu_used_bytes: Option<u64>,
+    /// GPU memory NVML charges to processes of the tree.
+    pub gpu_process_bytes: Option<u64>,
+}
+
+/// Takes samples of one job: its tree under `root_pid`, a cgroup, the GPUs.
+pub struct Sampler {
+    /// The procfs reader.
+    pub proc: ProcReader,
+    /// The cgroup to read, if any.
+    pub cgroup: Option<CgroupReader>,
+    /// NVML, if a driver is there.
+    pub gpu: Option<GpuReader>,
+    /// The job's main process.
+    pub root_pid: u32,
+}
+
+impl Sampler {
+    /// Reads everything once. `t_s` is the time to stamp on the row.
+    pub fn take(&self, t_s: f64) -> Sample {
+        let procs: Vec<ProcessMemory> = self
+            .proc
+            .descendants(self.root_pid)
+            .into_iter()
+            .filter_map(|pid| self.proc.process_memory(pid))
+            .collect();
+        let mut s = Sample {
+            t_s,
+            processes: procs.len() as u32,
+            ..Sample::default()
+        };
+        for p in &procs {
+            s.rss_sum_bytes += p.rss.unwrap_or(0);
+            s.pss_sum_bytes += p.pss.unwrap_or(0);
+            s.uss_sum_bytes += p.uss.unwrap_or(0);
+            s.pss_shmem_sum_bytes += p.pss_shmem.unwrap_or(0);
+            s.rss_shmem_sum_bytes += p.rss_shmem.unwrap_or(0);
+        }
+        if let Some(top) = procs.iter().max_by_key(|p| p.pss.or(p.rss).unwrap_or(0)) {
+            s.top_pid = Some(top.pid);
+            s.top_comm = Some(top.comm.clone());
+            s.top_pss_bytes = top.pss;
+        }
+        if let Some(cg) = &self.cgroup {
+            let m = cg.read();
+            s.cgroup_usage_bytes = m.usage;
+            s.cgroup_limit_bytes = m.limit;
+            s.cgroup_anon_bytes = m.anon;
+            s.cgroup_file_bytes = m.file;
+            s.cgroup_shmem_bytes = m.shmem;
+            s.cgroup_oom_kill = m.oom_kill;
+        }
+        if let Some(gpu) = &self.gpu {
+            let pids: HashSet<u32> = procs.iter().map(|p| p.pid).collect();
+            let g = gpu.read(&pids);
+            s.gpu_used_bytes = Some(g.device_used);
+            s.gpu_process_bytes = g.process_used;
+        }
+        s
+    }
+}
