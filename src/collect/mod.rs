@@ -72,3 +72,6 @@ mod tests {
         assert_eq!(read_optional(Path::new("/proc/0/no-such-file")), None);
     }
 }
+
+#[cfg(test)]
+mod fixture_tests;

@@ -14,3 +14,6 @@ pub mod sample;
 pub mod summary;
 pub mod timeline;
 pub mod verdict;
+
+#[cfg(test)]
+mod tests;

@@ -88,7 +88,9 @@ pub fn watch(args: &WatchArgs, files: Files, outputs: &mut Outputs) -> Result<Ex
     let mut write_error: Option<Error> = None;
     let status = loop {
         let tick = Instant::now();
-        let s = sampler.take(started.elapsed().as_secs_f64());
+        // Milliseconds are as fine as any interval allowed.
+        let t_s = (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
+        let s = sampler.take(t_s);
         // A tree that has already gone is no sample: the job ended between ticks.
         if s.processes > 0 {
             if let (Some(t), None) = (timeline.as_mut(), &write_error)
