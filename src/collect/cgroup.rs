@@ -129,6 +129,18 @@ impl CgroupReader {
         }
     }
 
+    /// Only the usage (one small file; the rest `None`), for frequent sampling.
+    pub fn read_usage(&self) -> CgroupMemory {
+        let usage = match self.version {
+            CgroupVersion::V1 => self.num("memory.usage_in_bytes"),
+            CgroupVersion::V2 => self.num("memory.current"),
+        };
+        CgroupMemory {
+            usage,
+            ..CgroupMemory::default()
+        }
+    }
+
     /// Only the OOM-kill counter (cheaper than [`Self::read`]).
     pub fn oom_kill(&self) -> Option<u64> {
         let (file, key) = match self.version {

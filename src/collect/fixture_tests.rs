@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use super::cgroup::{CgroupReader, CgroupVersion, locate};
 use super::cgroup_limit::LimitCgroup;
 use super::procfs::{ProcReader, parse_stat};
+use super::tree::TreeSampler;
 
 fn fixture(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -59,12 +60,39 @@ fn without_rollup_smaps_is_summed_over_mappings() {
 fn descendants_follow_children_files_and_fall_back_to_a_scan() {
     let r = ProcReader::with_root(fixture("proc"));
     assert_eq!(r.descendants(14857), vec![14857, 14859]);
-    // 14811 (the shell, not copied) has no children file: the scan finds the
-    // python (ppid 14811) and the sleep (ppid 14811), then the python's child.
-    let mut all = r.descendants(14811);
-    all.sort();
-    assert_eq!(all, vec![14811, 14857, 14859, 14906]);
+    assert_eq!(r.descendants_of_main_threads(14857), vec![14857, 14859]);
+    assert_eq!(
+        r.descendants(14811),
+        vec![14811],
+        "a vanished process has no children"
+    );
     assert_eq!(r.process_memory(99999), None, "a vanished process is None");
+    // A kernel without CONFIG_PROC_CHILDREN: the same tree with the task
+    // directories removed is found by scanning every stat for its parent.
+    let tmp = tempfile::tempdir().unwrap();
+    for pid in ["14857", "14859", "14906"] {
+        let to = tmp.path().join(pid);
+        std::fs::create_dir(&to).unwrap();
+        for f in ["stat", "status"] {
+            std::fs::copy(fixture("proc").join(pid).join(f), to.join(f)).unwrap();
+        }
+    }
+    let scan = ProcReader::with_root(tmp.path());
+    assert_eq!(scan.descendants(14857), vec![14857, 14859]);
+    assert_eq!(scan.descendants_of_main_threads(14857), vec![14857, 14859]);
+}
+
+#[test]
+fn status_alone_gives_the_cheap_row() {
+    let m = ProcReader::with_root(fixture("proc"))
+        .status_memory(14859)
+        .unwrap();
+    // status: Name python3, PPid 14857, VmRSS 18088 kB, RssShmem 0 kB.
+    assert_eq!((m.comm.as_str(), m.ppid), ("python3", 14857));
+    assert_eq!(
+        (m.rss, m.rss_shmem, m.pss),
+        (Some(18088 * KIB), Some(0), None)
+    );
 }
 
 #[test]
@@ -164,4 +192,34 @@ fn a_real_limit_cgroup_is_created_limited_and_removed() {
     assert_eq!(cg.reader().oom_kill(), Some(0));
     cg.remove().unwrap();
     assert!(!dir.exists());
+}
+
+#[test]
+fn a_sweep_within_budget_reads_every_process_exactly() {
+    let mut t = TreeSampler::new(
+        ProcReader::with_root(fixture("proc")),
+        0.0,
+        std::time::Duration::from_secs(60),
+    );
+    let r = t.sample(14857);
+    assert_eq!((r.processes.len(), r.carried), (2, 0));
+    let pss: u64 = r.processes.iter().filter_map(|p| p.pss).sum();
+    assert_eq!(pss, (11078 + 8485) * KIB, "the two smaps_rollup Pss lines");
+    // The next sample (statm is not in the fixture, so status again) sweeps too.
+    assert_eq!(t.sample(14857).carried, 0);
+}
+
+#[test]
+fn without_budget_a_fork_adds_only_what_it_has_beyond_its_parent() {
+    let mut t = TreeSampler::new(
+        ProcReader::with_root(fixture("proc")),
+        0.0,
+        std::time::Duration::ZERO,
+    );
+    let r = t.sample(14857);
+    assert_eq!(r.carried, 2, "nothing read: both estimated");
+    // 14857's parent is outside the tree, so all its 21672 kB RSS counts;
+    // its child 14859 (18088 kB) has less than its parent: it adds nothing.
+    let pss: Vec<Option<u64>> = r.processes.iter().map(|p| p.pss).collect();
+    assert_eq!(pss, vec![Some(21672 * KIB), Some(0)]);
 }

@@ -13,6 +13,7 @@ pub mod cgroup;
 pub mod cgroup_limit;
 pub mod gpu;
 pub mod procfs;
+pub mod tree;
 
 use std::path::Path;
 

@@ -119,6 +119,33 @@ impl ProcReader {
         Some((kb_field(&text, "VmRSS"), kb_field(&text, "RssShmem")))
     }
 
+    /// Resident set from `/proc/<pid>/statm`, the cheapest file that has it.
+    pub fn statm_rss(&self, pid: u32) -> Option<u64> {
+        let text = read_optional(&self.file(pid, "statm"))?;
+        let pages: u64 = text.split_whitespace().nth(1)?.parse().ok()?;
+        Some(pages * page_size())
+    }
+
+    /// The cheap per-sample row from `status` alone (one file per process):
+    /// name, parent, RSS and its shmem part; PSS/USS left `None`.
+    pub fn status_memory(&self, pid: u32) -> Option<ProcessMemory> {
+        let text = read_optional(&self.file(pid, "status"))?;
+        let field = |key: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(key)?.strip_prefix(':').map(str::trim))
+        };
+        Some(ProcessMemory {
+            pid,
+            ppid: field("PPid")?.parse().ok()?,
+            comm: field("Name")?.to_string(),
+            rss: kb_field(&text, "VmRSS"),
+            pss: None,
+            uss: None,
+            pss_shmem: None,
+            rss_shmem: kb_field(&text, "RssShmem"),
+        })
+    }
+
     /// The memory row of one process; `None` once it has gone.
     pub fn process_memory(&self, pid: u32) -> Option<ProcessMemory> {
         let stat = self.stat(pid)?;
@@ -136,19 +163,31 @@ impl ProcReader {
         })
     }
 
-    /// Direct children of `pid`, from every thread's `children` file; `None`
-    /// when the kernel lacks them (CONFIG_PROC_CHILDREN off).
-    fn children_files(&self, pid: u32) -> Option<Vec<u32>> {
-        let tasks = std::fs::read_dir(self.file(pid, "task")).ok()?;
-        let mut kids = Vec::new();
-        for task in tasks.flatten() {
-            let text = read_optional(&task.path().join("children"))?;
-            kids.extend(
-                text.split_whitespace()
-                    .filter_map(|p| p.parse::<u32>().ok()),
-            );
+    /// Direct children of `pid` from the `children` files of all its threads,
+    /// or of its main thread only (`all_threads` false: one file, the cheap
+    /// per-sample walk; DataLoader workers are forked by the main thread).
+    /// `Some(empty)` once the process is gone; `None` when the kernel lacks
+    /// the files (CONFIG_PROC_CHILDREN off).
+    fn children_files(&self, pid: u32, all_threads: bool) -> Option<Vec<u32>> {
+        let parse = |text: String| {
+            text.split_whitespace()
+                .filter_map(|p| p.parse::<u32>().ok())
+                .collect::<Vec<u32>>()
+        };
+        let main = self.root.join(format!("{pid}/task/{pid}/children"));
+        if !all_threads {
+            if let Some(text) = read_optional(&main) {
+                return Some(parse(text));
+            }
+        } else if let Ok(tasks) = std::fs::read_dir(self.file(pid, "task")) {
+            let mut kids = Vec::new();
+            for task in tasks.flatten() {
+                kids.extend(parse(read_optional(&task.path().join("children"))?));
+            }
+            return Some(kids);
         }
-        Some(kids)
+        // No file: gone (no stat either), or a kernel without children files.
+        self.stat(pid).is_none().then(Vec::new)
     }
 
     /// Every live pid under the root with its parent (the slow, always-there way).
@@ -170,12 +209,22 @@ impl ProcReader {
 
     /// `pid` and all its live descendants, parents before children.
     pub fn descendants(&self, pid: u32) -> Vec<u32> {
+        self.walk(pid, true)
+    }
+
+    /// Like [`Self::descendants`], following only children forked by each
+    /// process's main thread: one file per process, for frequent sampling.
+    pub fn descendants_of_main_threads(&self, pid: u32) -> Vec<u32> {
+        self.walk(pid, false)
+    }
+
+    fn walk(&self, pid: u32, all_threads: bool) -> Vec<u32> {
         let mut scanned: Option<HashMap<u32, Vec<u32>>> = None;
         let mut seen = HashSet::from([pid]);
         let mut order = vec![pid];
         let mut queue = VecDeque::from([pid]);
         while let Some(p) = queue.pop_front() {
-            let kids = match self.children_files(p) {
+            let kids = match self.children_files(p, all_threads) {
                 Some(k) => k,
                 None => scanned
                     .get_or_insert_with(|| self.parent_map())
@@ -197,6 +246,13 @@ impl ProcReader {
     pub fn root(&self) -> &Path {
         &self.root
     }
+}
+
+/// The kernel's page size in bytes.
+pub fn page_size() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if size > 0 { size as u64 } else { 4096 }
 }
 
 /// Parses a `stat` line; the command name may hold spaces and parentheses,

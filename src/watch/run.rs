@@ -20,8 +20,15 @@ use crate::collect::cgroup::CgroupReader;
 use crate::collect::cgroup_limit::{LimitCgroup, systemd_hint};
 use crate::collect::gpu::GpuReader;
 use crate::collect::procfs::ProcReader;
+use crate::collect::tree::TreeSampler;
 use crate::error::{Error, Result};
 use crate::units::fmt_bytes;
+
+/// Share of one core the watcher may use before it stops re-reading
+/// `smaps_rollup` (the 1% target, less a margin for the end-of-run work).
+const CPU_BUDGET: f64 = 0.007;
+/// One-off allowance so the first processes are read exactly at once.
+const SMAPS_BURST: Duration = Duration::from_millis(50);
 
 /// The output files, already created.
 pub struct Files {
@@ -73,11 +80,13 @@ pub fn watch(args: &WatchArgs, files: Files, outputs: &mut Outputs) -> Result<Ex
     });
     outputs.keep();
 
-    let sampler = Sampler {
-        proc: ProcReader::new(),
+    let mut sampler = Sampler {
+        tree: TreeSampler::new(ProcReader::new(), CPU_BUDGET, SMAPS_BURST),
         cgroup: cgroup.clone(),
         gpu,
         root_pid: pid,
+        taken: 0,
+        last_cgroup: Default::default(),
     };
     let mut timeline = files
         .timeline
@@ -136,6 +145,7 @@ pub fn watch(args: &WatchArgs, files: Files, outputs: &mut Outputs) -> Result<Ex
         stderr_tail: &stderr_tail,
         forwarded_signal: forwarded_signal(),
     });
+    let cpu = own_cpu_seconds();
     let summary = WatchSummary {
         command: args.command.clone(),
         exit_code: exit.shell_code(),
@@ -163,6 +173,8 @@ pub fn watch(args: &WatchArgs, files: Files, outputs: &mut Outputs) -> Result<Ex
         oom_kill_delta,
         gpu: gpu_note,
         predicted_peak_bytes: predicted,
+        watcher_cpu_s: cpu,
+        watcher_cpu_percent: cpu.map(|c| 100.0 * c / duration.max(1e-3)),
         peaks: peaks.peaks.clone(),
     };
     if let Some(cg) = limit_cg.as_mut() {
@@ -193,6 +205,14 @@ pub fn watch(args: &WatchArgs, files: Files, outputs: &mut Outputs) -> Result<Ex
         eprintln!("headroom: the timeline is incomplete: {e}");
     }
     Ok(ExitCode::from(summary.exit_code.clamp(0, 255) as u8))
+}
+
+/// This process's CPU time so far, from /proc/self/stat (all threads).
+fn own_cpu_seconds() -> Option<f64> {
+    let st = ProcReader::new().stat(std::process::id())?;
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    (hz > 0).then(|| (st.utime_ticks + st.stime_ticks) as f64 / hz as f64)
 }
 
 fn make_limit_cgroup(limit: u64) -> Result<LimitCgroup> {

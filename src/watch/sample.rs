@@ -5,9 +5,9 @@ use std::collections::HashSet;
 
 use serde::Serialize;
 
-use crate::collect::cgroup::CgroupReader;
+use crate::collect::cgroup::{CgroupMemory, CgroupReader};
 use crate::collect::gpu::GpuReader;
-use crate::collect::procfs::{ProcReader, ProcessMemory};
+use crate::collect::tree::TreeSampler;
 
 /// One row of the timeline. Bytes everywhere; empty (None) where the source
 /// gave no reading (no cgroup, no GPU driver).
@@ -27,6 +27,11 @@ pub struct Sample {
     pub pss_shmem_sum_bytes: u64,
     /// The shmem part of the RSS sum.
     pub rss_shmem_sum_bytes: u64,
+    /// Processes whose PSS/USS were carried from an earlier smaps_rollup read
+    /// (adjusted by their RSS change) to keep sampling under its CPU budget.
+    pub pss_carried: u32,
+    /// Age of the oldest smaps_rollup read in this row, milliseconds.
+    pub pss_age_ms: u64,
     /// The process with the largest PSS.
     pub top_pid: Option<u32>,
     /// That process's command name.
@@ -53,31 +58,33 @@ pub struct Sample {
 
 /// Takes samples of one job: its tree under `root_pid`, a cgroup, the GPUs.
 pub struct Sampler {
-    /// The procfs reader.
-    pub proc: ProcReader,
+    /// The process-tree sampler.
+    pub tree: TreeSampler,
     /// The cgroup to read, if any.
     pub cgroup: Option<CgroupReader>,
     /// NVML, if a driver is there.
     pub gpu: Option<GpuReader>,
     /// The job's main process.
     pub root_pid: u32,
+    /// Samples taken so far.
+    pub taken: u64,
+    /// The cgroup's last full reading (every 10th sample).
+    pub last_cgroup: CgroupMemory,
 }
 
 impl Sampler {
     /// Reads everything once. `t_s` is the time to stamp on the row.
-    pub fn take(&self, t_s: f64) -> Sample {
-        let procs: Vec<ProcessMemory> = self
-            .proc
-            .descendants(self.root_pid)
-            .into_iter()
-            .filter_map(|pid| self.proc.process_memory(pid))
-            .collect();
+    pub fn take(&mut self, t_s: f64) -> Sample {
+        let reading = self.tree.sample(self.root_pid);
+        let procs = &reading.processes;
         let mut s = Sample {
             t_s,
             processes: procs.len() as u32,
+            pss_carried: reading.carried,
+            pss_age_ms: reading.oldest_pss_ms,
             ..Sample::default()
         };
-        for p in &procs {
+        for p in procs {
             s.rss_sum_bytes += p.rss.unwrap_or(0);
             s.pss_sum_bytes += p.pss.unwrap_or(0);
             s.uss_sum_bytes += p.uss.unwrap_or(0);
@@ -90,7 +97,18 @@ impl Sampler {
             s.top_pss_bytes = top.pss;
         }
         if let Some(cg) = &self.cgroup {
-            let m = cg.read();
+            // Usage every sample; the rest (memory.stat is costly: v1 sums the
+            // hierarchy) every 10th, carried between.
+            let full = self.taken.is_multiple_of(10);
+            let mut m = if full { cg.read() } else { cg.read_usage() };
+            if full {
+                self.last_cgroup = m.clone();
+            }
+            let usage = m.usage;
+            m = CgroupMemory {
+                usage,
+                ..self.last_cgroup.clone()
+            };
             s.cgroup_usage_bytes = m.usage;
             s.cgroup_limit_bytes = m.limit;
             s.cgroup_anon_bytes = m.anon;
@@ -104,6 +122,7 @@ impl Sampler {
             s.gpu_used_bytes = Some(g.device_used);
             s.gpu_process_bytes = g.process_used;
         }
+        self.taken += 1;
         s
     }
 }

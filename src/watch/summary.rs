@@ -141,6 +141,10 @@ pub struct WatchSummary {
     pub gpu: String,
     /// The predicted peak from `--job`/`--predicted-peak`, bytes.
     pub predicted_peak_bytes: Option<u64>,
+    /// CPU time headroom itself used (utime + stime of all its threads), seconds.
+    pub watcher_cpu_s: Option<f64>,
+    /// That CPU time as a share of one core over the run, percent.
+    pub watcher_cpu_percent: Option<f64>,
     /// Every measure's peak.
     pub peaks: Vec<Peak>,
 }
@@ -194,6 +198,9 @@ impl Report for WatchSummary {
             )?;
         }
         writeln!(w, "gpu: {}", self.gpu)?;
+        if let Some(p) = self.watcher_cpu_percent {
+            writeln!(w, "watcher: {p:.2}% of one core")?;
+        }
         if let Some(p) = self.predicted_peak_bytes {
             writeln!(w, "predicted peak: {}", fmt_bytes(p))?;
         }
