@@ -24,6 +24,8 @@ use super::procfs::{ProcReader, ProcessMemory, SmapsTotals};
 /// The last `smaps_rollup` of one process.
 #[derive(Debug, Clone)]
 struct Rollup {
+    /// Shared pages inherited from processes that exited since the read.
+    inherited: u64,
     rss_at_read: u64,
     totals: SmapsTotals,
     read_at: Instant,
@@ -55,6 +57,8 @@ pub struct TreeSampler {
     status: HashMap<u32, ProcessMemory>,
     /// Samples taken.
     samples: u64,
+    /// Each process's (parent, PSS, USS) in the last reading.
+    last: HashMap<u32, (u32, u64, u64)>,
 }
 
 impl TreeSampler {
@@ -73,6 +77,7 @@ impl TreeSampler {
             first_seen: HashMap::new(),
             status: HashMap::new(),
             samples: 0,
+            last: HashMap::new(),
         }
     }
 
@@ -114,6 +119,22 @@ impl TreeSampler {
         }
         let live = |pid: &u32| procs.iter().any(|p| p.pid == *pid);
         self.status.retain(|pid, _| live(pid));
+        // A process that exits frees its private pages; its share of the
+        // shared ones falls to the survivors. Until the next sweep, hand that
+        // share to its parent (or the root), so the tree's sum stays right.
+        let gone: Vec<(u32, u32, u64)> = self
+            .last
+            .iter()
+            .filter(|(pid, _)| !live(pid))
+            .map(|(pid, &(ppid, pss, uss))| (*pid, ppid, pss.saturating_sub(uss)))
+            .collect();
+        for (pid, ppid, shared) in gone {
+            self.last.remove(&pid);
+            let heir = if live(&ppid) { ppid } else { root };
+            if let Some(r) = self.cache.get_mut(&heir) {
+                r.inherited += shared;
+            }
+        }
         self.cache.retain(|pid, _| live(pid));
         self.first_seen.retain(|pid, _| live(pid));
         for p in &procs {
@@ -129,6 +150,7 @@ impl TreeSampler {
                 if let Some(totals) = self.proc.smaps(p.pid) {
                     let rss_at_read = totals.rss.or(p.rss).unwrap_or(0);
                     let rollup = Rollup {
+                        inherited: 0,
                         rss_at_read,
                         totals,
                         read_at: now,
@@ -146,9 +168,10 @@ impl TreeSampler {
                 Some(r) => {
                     let grown = rss as i128 - r.rss_at_read as i128;
                     let carry = |v: Option<u64>| v.map(|v| (v as i128 + grown).max(0) as u64);
+                    let inherited = r.inherited;
                     if r.read_at != now {
                         reading.carried += 1;
-                        p.pss = carry(r.totals.pss);
+                        p.pss = carry(r.totals.pss).map(|v| v + inherited);
                         p.uss = carry(r.totals.uss());
                     } else {
                         p.pss = r.totals.pss;
@@ -173,6 +196,10 @@ impl TreeSampler {
                 }
             }
         }
+        self.last = procs
+            .iter()
+            .map(|p| (p.pid, (p.ppid, p.pss.unwrap_or(0), p.uss.unwrap_or(0))))
+            .collect();
         reading.processes = procs;
         reading
     }

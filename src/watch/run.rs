@@ -195,7 +195,7 @@ pub fn watch(args: &WatchArgs, files: Files, outputs: &mut Outputs) -> Result<Ex
         let marks = PlotMarks {
             limit: summary.cgroup_limit_bytes,
             predicted_peak: predicted,
-            title: format!("headroom watch: {}", args.command.join(" ")),
+            title: format!("headroom watch: {}", short_command(&args.command)),
         };
         let svg = render_svg(&samples, &marks)?;
         f.write_all(svg.as_bytes())
@@ -272,4 +272,18 @@ fn progress(s: &Sample, peaks: &Peaks) {
         gpu,
         s.processes.saturating_sub(1)
     );
+}
+
+/// The command for a title: the program's file name and its arguments.
+fn short_command(argv: &[String]) -> String {
+    let mut parts = argv.to_vec();
+    if let Some(name) = std::path::Path::new(&argv[0]).file_name() {
+        parts[0] = name.to_string_lossy().into_owned();
+    }
+    let text = parts.join(" ");
+    if text.chars().count() > 80 {
+        format!("{}...", text.chars().take(77).collect::<String>())
+    } else {
+        text
+    }
 }
