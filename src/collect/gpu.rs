@@ -70,8 +70,13 @@ impl GpuReader {
                 .into_iter()
                 .chain(dev.running_graphics_processes())
                 .flatten();
+            // A process can be listed as compute and as graphics: count it once.
+            let mut counted = HashSet::new();
             for p in procs {
                 any_process_info = true;
+                if !counted.insert(p.pid) {
+                    continue;
+                }
                 if let (true, UsedGpuMemory::Used(b)) = (pids.contains(&p.pid), &p.used_gpu_memory)
                 {
                     process_used += b;

@@ -12,6 +12,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 
 use super::verdict::ExitKind;
 
@@ -108,10 +109,10 @@ pub type StderrTail = Arc<Mutex<VecDeque<u8>>>;
 
 /// Copies the child's stderr to ours as it comes and keeps the last
 /// [`STDERR_TAIL_BYTES`]. The thread ends when every writer has closed it.
-pub fn tee_stderr(mut from: impl Read + Send + 'static) -> StderrTail {
+pub fn tee_stderr(mut from: impl Read + Send + 'static) -> (StderrTail, JoinHandle<()>) {
     let tail: StderrTail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL_BYTES)));
     let keep = Arc::clone(&tail);
-    std::thread::spawn(move || {
+    let handle = std::thread::spawn(move || {
         let mut buf = [0u8; 8192];
         let mut out = std::io::stderr();
         while let Ok(n) = from.read(&mut buf) {
@@ -127,7 +128,7 @@ pub fn tee_stderr(mut from: impl Read + Send + 'static) -> StderrTail {
             }
         }
     });
-    tail
+    (tail, handle)
 }
 
 /// The kept tail as text (lossy: a cut may split a character).

@@ -130,9 +130,18 @@ pub fn watch(args: &WatchArgs, files: Files, outputs: &mut Outputs) -> Result<Ex
         Ok(st) => exit_kind(st),
         Err(e) => return Err(Error::Internal(format!("waiting for the job: {e}"))),
     };
-    // Give the tee a moment to pass on what the job wrote last.
-    std::thread::sleep(Duration::from_millis(50));
-    let stderr_tail = tail.as_ref().map(tail_text).unwrap_or_default();
+    // Let the tee pass on what the job wrote last; workers that outlive the
+    // main process may hold the pipe open, so wait half a second at most.
+    let stderr_tail = match tail {
+        Some((tail, tee)) => {
+            let until = Instant::now() + Duration::from_millis(500);
+            while !tee.is_finished() && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            tail_text(&tail)
+        }
+        None => String::new(),
+    };
 
     let end = cgroup.as_ref().map(|c| c.read());
     let oom_kill_delta = match (oom_before, end.as_ref().and_then(|m| m.oom_kill)) {

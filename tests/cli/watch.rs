@@ -273,3 +273,26 @@ fn jsonl_rows_and_no_gpu_without_a_driver() {
     assert!(s["peak_gpu_bytes"].is_null());
     assert!(rows.iter().all(|r| r["gpu_used_bytes"].is_null()));
 }
+
+#[test]
+fn stderr_passes_through_and_its_tail_names_a_cuda_oom() {
+    let dir = tempfile::tempdir().unwrap();
+    let summary = dir.path().join("s.json");
+    let line = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB";
+    let out = headroom()
+        .args(["watch", "--summary"])
+        .arg(&summary)
+        .args(["--", "sh", "-c", &format!("echo '{line}' >&2; exit 1")])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(line),
+        "teed to the terminal"
+    );
+    let s = read_json(&summary);
+    assert_eq!(
+        (s["category"].as_str(), s["confidence"].as_str()),
+        (Some("cuda_oom_capacity"), Some("likely"))
+    );
+}
