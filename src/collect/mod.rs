@@ -12,6 +12,7 @@
 pub mod cgroup;
 pub mod cgroup_limit;
 pub mod gpu;
+pub mod proc_text;
 pub mod procfs;
 pub mod tree;
 

@@ -4,10 +4,11 @@
 //! `cli` holds the arguments and output files, `child` starts the job and
 //! forwards signals, `sample` takes one row from the collectors, `timeline`
 //! writes rows as they come, `summary` keeps the peaks, `verdict` names the
-//! cause, `plot` draws the SVG, and `run` ties them together.
+//! cause, `plot` draws the SVG, `run` is the loop and `finish` the end.
 
 pub mod child;
 pub mod cli;
+pub mod finish;
 pub mod plot;
 pub mod run;
 pub mod sample;

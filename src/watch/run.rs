@@ -3,19 +3,18 @@
 //! explain, draw, clean up and hand back the job's exit code.
 
 use std::fs::File;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use super::child::{self, exit_kind, forwarded_signal, tail_text, tee_stderr};
+use super::child::{self, exit_kind, tail_text, tee_stderr};
 use super::cli::{Outputs, WatchArgs};
-use super::plot::{PlotMarks, render_svg};
+use super::finish::{Ended, finish};
 use super::sample::{Sample, Sampler};
-use super::summary::{Peaks, WatchSummary};
+use super::summary::Peaks;
 use super::timeline::Timeline;
-use super::verdict::{EndEvidence, ExitKind, verdict};
 use crate::collect::cgroup::CgroupReader;
 use crate::collect::cgroup_limit::{LimitCgroup, systemd_hint};
 use crate::collect::gpu::GpuReader;
@@ -48,7 +47,7 @@ pub fn predicted_peak(args: &WatchArgs) -> Result<Option<u64>> {
 /// Runs the job under watch and returns its exit code.
 pub fn watch(args: &WatchArgs, files: Files, outputs: &mut Outputs) -> Result<ExitCode> {
     let predicted = predicted_peak(args)?;
-    let mut limit_cg = match args.limit {
+    let limit_cg = match args.limit {
         Some(limit) => Some(make_limit_cgroup(limit)?),
         None => None,
     };
@@ -143,85 +142,22 @@ pub fn watch(args: &WatchArgs, files: Files, outputs: &mut Outputs) -> Result<Ex
         None => String::new(),
     };
 
-    let end = cgroup.as_ref().map(|c| c.read());
-    let oom_kill_delta = match (oom_before, end.as_ref().and_then(|m| m.oom_kill)) {
-        (Some(a), Some(b)) => Some(b.saturating_sub(a)),
-        _ => None,
-    };
-    let why = verdict(&EndEvidence {
+    finish(Ended {
+        args,
+        summary_file: files.summary,
+        plot_file: files.plot,
+        cgroup,
+        limit_cgroup: limit_cg,
+        oom_before,
         exit,
-        oom_kill_delta,
-        stderr_tail: &stderr_tail,
-        forwarded_signal: forwarded_signal(),
-    });
-    let cpu = own_cpu_seconds();
-    let summary = WatchSummary {
-        command: args.command.clone(),
-        exit_code: exit.shell_code(),
-        exit_status: exit.describe(),
-        signal: match exit {
-            ExitKind::Signal(s) => Some(s),
-            ExitKind::Code(_) => None,
-        },
-        category: why.category,
-        confidence: why.confidence,
-        reason: why.reason,
-        duration_s: duration,
-        samples: samples.len() as u64,
-        interval_ms: args.interval.as_millis() as u64,
-        peak_rss_sum_bytes: peaks.get("rss_sum"),
-        peak_pss_bytes: peaks.get("pss_sum"),
-        peak_uss_bytes: peaks.get("uss_sum"),
-        peak_cgroup_bytes: peaks.get("cgroup_usage"),
-        cgroup_kernel_peak_bytes: end.as_ref().and_then(|m| m.peak),
-        peak_gpu_bytes: peaks.get("gpu_used"),
-        max_processes: peaks.max_processes,
-        shared_share: peaks.pss_over_rss_at_peak.map(|r| (1.0 - r).max(0.0)),
-        cgroup_dir: cgroup.as_ref().map(|c| c.dir().display().to_string()),
-        cgroup_limit_bytes: end.as_ref().and_then(|m| m.limit),
-        oom_kill_delta,
-        gpu: gpu_note,
-        predicted_peak_bytes: predicted,
-        watcher_cpu_s: cpu,
-        watcher_cpu_percent: cpu.map(|c| 100.0 * c / duration.max(1e-3)),
-        peaks: peaks.peaks.clone(),
-    };
-    if let Some(cg) = limit_cg.as_mut() {
-        empty_and_remove(cg);
-    }
-    crate::output::emit(
-        &summary,
-        crate::output::Format::Table,
-        &mut std::io::stderr(),
-    )?;
-    if let Some((path, mut f)) = files.summary {
-        serde_json::to_writer_pretty(&mut f, &summary)
-            .map_err(std::io::Error::other)
-            .and_then(|()| f.write_all(b"\n"))
-            .map_err(|e| Error::io(&path, e))?;
-    }
-    if let Some((path, mut f)) = files.plot {
-        let marks = PlotMarks {
-            limit: summary.cgroup_limit_bytes,
-            predicted_peak: predicted,
-            title: format!("headroom watch: {}", short_command(&args.command)),
-        };
-        let svg = render_svg(&samples, &marks)?;
-        f.write_all(svg.as_bytes())
-            .map_err(|e| Error::io(&path, e))?;
-    }
-    if let Some(e) = write_error {
-        eprintln!("headroom: the timeline is incomplete: {e}");
-    }
-    Ok(ExitCode::from(summary.exit_code.clamp(0, 255) as u8))
-}
-
-/// This process's CPU time so far, from /proc/self/stat (all threads).
-fn own_cpu_seconds() -> Option<f64> {
-    let st = ProcReader::new().stat(std::process::id())?;
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    (hz > 0).then(|| (st.utime_ticks + st.stime_ticks) as f64 / hz as f64)
+        stderr_tail,
+        duration,
+        samples,
+        peaks,
+        gpu_note,
+        predicted,
+        write_error,
+    })
 }
 
 fn make_limit_cgroup(limit: u64) -> Result<LimitCgroup> {
@@ -236,22 +172,6 @@ fn make_limit_cgroup(limit: u64) -> Result<LimitCgroup> {
         .ok_or_else(|| hint("no memory cgroup found for this process".into()))?;
     let name = format!("headroom-watch-{}", std::process::id());
     LimitCgroup::create(&own, &name, limit).map_err(hint)
-}
-
-/// Kills what the job left in its cgroup (orphaned workers), then removes it.
-fn empty_and_remove(cg: &mut LimitCgroup) {
-    if let Ok(text) = std::fs::read_to_string(cg.procs_path()) {
-        for pid in text
-            .split_whitespace()
-            .filter_map(|p| p.parse::<i32>().ok())
-        {
-            // SAFETY: plain kill(2) of a process inside the cgroup we created.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-        }
-    }
-    if let Err(e) = cg.remove() {
-        eprintln!("headroom: {e}");
-    }
 }
 
 /// Like a shell: 127 when the command does not exist, 126 when it cannot run.
@@ -281,18 +201,4 @@ fn progress(s: &Sample, peaks: &Peaks) {
         gpu,
         s.processes.saturating_sub(1)
     );
-}
-
-/// The command for a title: the program's file name and its arguments.
-fn short_command(argv: &[String]) -> String {
-    let mut parts = argv.to_vec();
-    if let Some(name) = std::path::Path::new(&argv[0]).file_name() {
-        parts[0] = name.to_string_lossy().into_owned();
-    }
-    let text = parts.join(" ");
-    if text.chars().count() > 80 {
-        format!("{}...", text.chars().take(77).collect::<String>())
-    } else {
-        text
-    }
 }
