@@ -296,3 +296,33 @@ fn stderr_passes_through_and_its_tail_names_a_cuda_oom() {
         (Some("cuda_oom_capacity"), Some("likely"))
     );
 }
+
+#[test]
+fn a_progress_line_only_on_a_terminal() {
+    let out = headroom()
+        .args(["watch", "--", "sleep", "0.3"])
+        .output()
+        .unwrap();
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("[headroom]"),
+        "pipes get no progress line"
+    );
+    // `script` gives the command a pseudo-terminal.
+    let bin = env!("CARGO_BIN_EXE_headroom");
+    let Ok(tty) = Command::new("script")
+        .args([
+            "-qec",
+            &format!("{bin} watch --interval 50ms -- sleep 0.3"),
+            "/dev/null",
+        ])
+        .output()
+    else {
+        eprintln!("SKIPPED the terminal half: no `script` here");
+        return;
+    };
+    let text = String::from_utf8_lossy(&tty.stdout);
+    assert!(
+        text.contains("[headroom]") && text.contains("PSS"),
+        "{text}"
+    );
+}
