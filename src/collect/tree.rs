@@ -112,7 +112,8 @@ impl TreeSampler {
                 },
                 None => self.proc.status_memory(pid),
             };
-            if let Some(row) = row {
+            // A zombie (exited, not yet reaped) maps nothing: it is gone.
+            if let Some(row) = row.filter(|r| r.rss != Some(0)) {
                 self.status.insert(pid, row.clone());
                 procs.push(row);
             }
