@@ -140,3 +140,19 @@ fn the_plot_draws_the_limit_and_the_prediction() {
         "no GPU line without GPU readings"
     );
 }
+
+#[test]
+fn a_signal_headroom_forwarded_explains_the_end() {
+    // Ctrl-C reached a Python job: it exits 1 with a KeyboardInterrupt traceback.
+    let v = verdict(&EndEvidence {
+        exit: ExitKind::Code(1),
+        oom_kill_delta: Some(0),
+        stderr_tail: "Traceback (most recent call last):\nKeyboardInterrupt",
+        forwarded_signal: Some(2),
+    });
+    assert_eq!(
+        (v.category, v.confidence),
+        (Category::TimeLimit, Confidence::Certain)
+    );
+    assert!(v.reason.contains("SIGINT"));
+}

@@ -79,6 +79,13 @@ pub fn verdict(ev: &EndEvidence<'_>) -> Verdict {
             format!("the cgroup's oom_kill counter rose by {n} while the job ran"),
         );
     }
+    if let Some(sig) = ev.forwarded_signal {
+        let reason = format!(
+            "stopped by the {} headroom forwarded (Ctrl-C or kill)",
+            signal_name(sig)
+        );
+        return v(TimeLimit, Certain, reason);
+    }
     let err = ev.stderr_tail;
     if err.contains("CUDA out of memory") || err.contains("OutOfMemoryError: CUDA") {
         return v(CudaOomCapacity, Likely, "stderr says CUDA out of memory");
@@ -132,11 +139,6 @@ pub fn verdict(ev: &EndEvidence<'_>) -> Verdict {
                 "SIGPIPE (exit 141): the reader of its output went away",
             ),
             11 => v(Segfault, sure(Certain), "SIGSEGV (exit 139)"),
-            15 | 2 if ev.forwarded_signal.is_some() => v(
-                TimeLimit,
-                sure(Certain),
-                "stopped by the signal headroom forwarded (Ctrl-C or SIGTERM)",
-            ),
             15 => v(
                 TimeLimit,
                 sure(Likely),
