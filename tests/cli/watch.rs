@@ -326,3 +326,25 @@ fn a_progress_line_only_on_a_terminal() {
         "{text}"
     );
 }
+
+#[test]
+fn the_job_leads_its_own_process_group_and_is_the_oom_killers_first_pick() {
+    // The shell prints its pid, its process group (field 5 of stat) and its
+    // oom_score_adj: pid == pgid after setpgid(0, 0), and 1000 as set pre-exec.
+    let out = headroom()
+        .args([
+            "watch",
+            "--",
+            "sh",
+            "-c",
+            "echo $$; cut -d' ' -f5 /proc/$$/stat; cat /proc/$$/oom_score_adj",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert_eq!(lines[0], lines[1], "pid and process group");
+    assert_eq!(lines[2], "1000");
+}
