@@ -206,8 +206,9 @@ impl TreeSampler {
     }
 }
 
-/// CPU time this process has used, all threads, user and system.
-fn own_cpu() -> Duration {
+/// CPU time this process has used, all threads, user and system: the
+/// utime + stime of /proc/self/stat, from getrusage at microsecond resolution.
+pub fn own_cpu() -> Duration {
     // SAFETY: getrusage only writes the struct it is given.
     let ru = unsafe {
         let mut ru: libc::rusage = std::mem::zeroed();

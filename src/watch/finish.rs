@@ -15,7 +15,6 @@ use super::summary::{Peaks, WatchSummary};
 use super::verdict::{EndEvidence, ExitKind, verdict};
 use crate::collect::cgroup::CgroupReader;
 use crate::collect::cgroup_limit::LimitCgroup;
-use crate::collect::procfs::ProcReader;
 use crate::error::{Error, Result};
 
 /// Everything the loop leaves for the end.
@@ -141,12 +140,9 @@ pub fn finish(e: Ended<'_>) -> Result<ExitCode> {
     Ok(ExitCode::from(summary.exit_code.clamp(0, 255) as u8))
 }
 
-/// This process's CPU time so far, from /proc/self/stat (all threads).
+/// This process's CPU time so far, seconds (all threads).
 fn own_cpu_seconds() -> Option<f64> {
-    let st = ProcReader::new().stat(std::process::id())?;
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    (hz > 0).then(|| (st.utime_ticks + st.stime_ticks) as f64 / hz as f64)
+    Some(crate::collect::tree::own_cpu().as_secs_f64())
 }
 
 /// Kills what the job left in its cgroup (orphaned workers), then removes it.

@@ -206,8 +206,12 @@ impl Report for WatchSummary {
         }
         writeln!(
             w,
-            "exit: {} (exit code {})",
-            self.exit_status, self.exit_code
+            "exit: {}{}",
+            self.exit_status,
+            match self.signal {
+                Some(_) => format!(": exit code {}", self.exit_code),
+                None => String::new(),
+            }
         )?;
         writeln!(
             w,
