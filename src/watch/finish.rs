@@ -47,6 +47,8 @@ pub struct Ended<'a> {
     pub predicted: Option<u64>,
     /// The first timeline write error, if any.
     pub write_error: Option<Error>,
+    /// When headroom began watching (before the cgroup and NVML were set up).
+    pub began: std::time::Instant,
 }
 
 /// Summarizes, explains, cleans up and returns the job's exit code.
@@ -66,6 +68,7 @@ pub fn finish(e: Ended<'_>) -> Result<ExitCode> {
         gpu_note,
         predicted,
         write_error,
+        began,
     } = e;
     let end = cgroup.as_ref().map(|c| c.read());
     let oom_kill_delta = match (oom_before, end.as_ref().and_then(|m| m.oom_kill)) {
@@ -107,7 +110,7 @@ pub fn finish(e: Ended<'_>) -> Result<ExitCode> {
         gpu: gpu_note,
         predicted_peak_bytes: predicted,
         watcher_cpu_s: cpu,
-        watcher_cpu_percent: cpu.map(|c| 100.0 * c / duration.max(1e-3)),
+        watcher_cpu_percent: cpu.map(|c| 100.0 * c / began.elapsed().as_secs_f64().max(1e-3)),
         peaks: peaks.peaks.clone(),
     };
     if let Some(cg) = limit_cgroup.as_mut() {

@@ -46,6 +46,7 @@ pub fn predicted_peak(args: &WatchArgs) -> Result<Option<u64>> {
 
 /// Runs the job under watch and returns its exit code.
 pub fn watch(args: &WatchArgs, files: Files, outputs: &mut Outputs) -> Result<ExitCode> {
+    let began = Instant::now();
     let predicted = predicted_peak(args)?;
     let limit_cg = match args.limit {
         Some(limit) => Some(make_limit_cgroup(limit)?),
@@ -157,6 +158,7 @@ pub fn watch(args: &WatchArgs, files: Files, outputs: &mut Outputs) -> Result<Ex
         gpu_note,
         predicted,
         write_error,
+        began,
     })
 }
 

@@ -143,7 +143,7 @@ pub struct WatchSummary {
     pub predicted_peak_bytes: Option<u64>,
     /// CPU time headroom itself used (utime + stime of all its threads), seconds.
     pub watcher_cpu_s: Option<f64>,
-    /// That CPU time as a share of one core over the run, percent.
+    /// That CPU time as a share of one core over headroom's run, percent.
     pub watcher_cpu_percent: Option<f64>,
     /// Every measure's peak.
     pub peaks: Vec<Peak>,
