@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use super::child::{self, exit_kind, tail_text, tee_stderr};
 use super::cli::{Outputs, WatchArgs};
 use super::finish::{Ended, finish};
-use super::sample::{Sample, Sampler};
+use super::sample::{Sample, Sampler, thin};
 use super::summary::Peaks;
 use super::timeline::Timeline;
 use crate::collect::cgroup::CgroupReader;
@@ -112,6 +112,7 @@ pub fn watch(args: &WatchArgs, files: Files, outputs: &mut Outputs) -> Result<Ex
                 progress(&s, &peaks);
             }
             samples.push(s);
+            thin(&mut samples);
         }
         let wait = args.interval.saturating_sub(tick.elapsed());
         match done_rx.recv_timeout(wait) {

@@ -126,3 +126,55 @@ impl Sampler {
         s
     }
 }
+
+/// Most samples kept in memory for the plot (a few MiB); a three-day run at
+/// 100 ms would otherwise keep 2.6 million. The timeline file keeps them all.
+pub const PLOT_SAMPLES: usize = 20_000;
+
+/// Halves `samples` once they reach [`PLOT_SAMPLES`], merging neighbours
+/// into their larger readings so no peak disappears from the picture.
+pub fn thin(samples: &mut Vec<Sample>) {
+    if samples.len() < PLOT_SAMPLES {
+        return;
+    }
+    let merged = samples
+        .chunks(2)
+        .map(|pair| match pair {
+            [a, b] => merge_max(a, b),
+            [a] => a.clone(),
+            _ => Sample::default(),
+        })
+        .collect();
+    *samples = merged;
+}
+
+fn merge_max(a: &Sample, b: &Sample) -> Sample {
+    let mx = |x: Option<u64>, y: Option<u64>| x.max(y);
+    let top = if b.top_pss_bytes > a.top_pss_bytes {
+        b
+    } else {
+        a
+    };
+    Sample {
+        t_s: a.t_s,
+        processes: a.processes.max(b.processes),
+        rss_sum_bytes: a.rss_sum_bytes.max(b.rss_sum_bytes),
+        pss_sum_bytes: a.pss_sum_bytes.max(b.pss_sum_bytes),
+        uss_sum_bytes: a.uss_sum_bytes.max(b.uss_sum_bytes),
+        pss_shmem_sum_bytes: a.pss_shmem_sum_bytes.max(b.pss_shmem_sum_bytes),
+        rss_shmem_sum_bytes: a.rss_shmem_sum_bytes.max(b.rss_shmem_sum_bytes),
+        pss_carried: a.pss_carried.max(b.pss_carried),
+        pss_age_ms: a.pss_age_ms.max(b.pss_age_ms),
+        top_pid: top.top_pid,
+        top_comm: top.top_comm.clone(),
+        top_pss_bytes: top.top_pss_bytes,
+        cgroup_usage_bytes: mx(a.cgroup_usage_bytes, b.cgroup_usage_bytes),
+        cgroup_limit_bytes: mx(a.cgroup_limit_bytes, b.cgroup_limit_bytes),
+        cgroup_anon_bytes: mx(a.cgroup_anon_bytes, b.cgroup_anon_bytes),
+        cgroup_file_bytes: mx(a.cgroup_file_bytes, b.cgroup_file_bytes),
+        cgroup_shmem_bytes: mx(a.cgroup_shmem_bytes, b.cgroup_shmem_bytes),
+        cgroup_oom_kill: mx(a.cgroup_oom_kill, b.cgroup_oom_kill),
+        gpu_used_bytes: mx(a.gpu_used_bytes, b.gpu_used_bytes),
+        gpu_process_bytes: mx(a.gpu_process_bytes, b.gpu_process_bytes),
+    }
+}

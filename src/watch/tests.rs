@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::cli::parse_interval;
 use super::plot::{PlotMarks, render_svg};
-use super::sample::Sample;
+use super::sample::{PLOT_SAMPLES, Sample, thin};
 use super::summary::Peaks;
 use super::verdict::{EndEvidence, ExitKind, verdict};
 use crate::diagnose::category::{Category, Confidence};
@@ -155,4 +155,26 @@ fn a_signal_headroom_forwarded_explains_the_end() {
         (Category::TimeLimit, Confidence::Certain)
     );
     assert!(v.reason.contains("SIGINT"));
+}
+
+#[test]
+fn thinning_halves_the_kept_samples_and_keeps_every_peak() {
+    let mut v: Vec<Sample> = (0..PLOT_SAMPLES)
+        .map(|i| sample(i as f64, 1, 10, 10, Some(10)))
+        .collect();
+    // One spike in an odd position (it would vanish under plain decimation).
+    v[12_345] = sample(12_345.0, 7, 900, 800, Some(700));
+    thin(&mut v);
+    assert_eq!(v.len(), PLOT_SAMPLES / 2);
+    // 12_345 pairs with 12_344 into element 6_172, stamped with 12_344's time.
+    let s = &v[6_172];
+    assert_eq!(
+        (s.t_s, s.processes, s.rss_sum_bytes, s.pss_sum_bytes),
+        (12_344.0, 7, 900, 800)
+    );
+    assert_eq!(s.cgroup_usage_bytes, Some(700));
+    assert_eq!(v.iter().map(|s| s.pss_sum_bytes).max(), Some(800));
+    let mut short = vec![sample(0.0, 1, 1, 1, None)];
+    thin(&mut short);
+    assert_eq!(short.len(), 1, "below the bound nothing changes");
 }
