@@ -65,20 +65,16 @@ impl Peaks {
                 top_comm: s.top_comm.clone(),
                 processes: s.processes,
             };
-            match self.peaks.iter_mut().find(|p| p.measure == measure) {
-                Some(p) if p.bytes >= bytes => {}
-                Some(p) => {
-                    if measure == "rss_sum" && bytes > 0 {
-                        self.pss_over_rss_at_peak = Some(s.pss_sum_bytes as f64 / bytes as f64);
-                    }
-                    *p = new;
-                }
-                None => {
-                    if measure == "rss_sum" && bytes > 0 {
-                        self.pss_over_rss_at_peak = Some(s.pss_sum_bytes as f64 / bytes as f64);
-                    }
-                    self.peaks.push(new);
-                }
+            let slot = self.peaks.iter_mut().find(|p| p.measure == measure);
+            if slot.as_ref().is_some_and(|p| p.bytes >= bytes) {
+                continue;
+            }
+            if measure == "rss_sum" && bytes > 0 {
+                self.pss_over_rss_at_peak = Some(s.pss_sum_bytes as f64 / bytes as f64);
+            }
+            match slot {
+                Some(p) => *p = new,
+                None => self.peaks.push(new),
             }
         }
     }
