@@ -223,3 +223,36 @@ fn without_budget_a_fork_adds_only_what_it_has_beyond_its_parent() {
     let pss: Vec<Option<u64>> = r.processes.iter().map(|p| p.pss).collect();
     assert_eq!(pss, vec![Some(21672 * KIB), Some(0)]);
 }
+
+#[test]
+fn a_v2_limit_cgroup_asks_for_the_memory_controller_and_sets_memory_max() {
+    // No v2 memory controller on this machine: a plain directory stands in for
+    // the parent cgroup, to check which files are written with what.
+    let parent_dir = tempfile::tempdir().unwrap();
+    std::fs::write(parent_dir.path().join("cgroup.subtree_control"), "cpu io\n").unwrap();
+    let parent = CgroupReader::with_root(parent_dir.path(), CgroupVersion::V2);
+    let mut cg = LimitCgroup::create(&parent, "headroom-watch-7", 96 << 20).unwrap();
+    let dir = parent_dir.path().join("headroom-watch-7");
+    let read = |p: PathBuf| std::fs::read_to_string(p).unwrap();
+    assert_eq!(
+        read(parent_dir.path().join("cgroup.subtree_control")),
+        "+memory"
+    );
+    assert_eq!(read(dir.join("memory.max")), (96u64 << 20).to_string());
+    assert_eq!(cg.procs_path(), dir.join("cgroup.procs"));
+    assert_eq!(cg.reader().read().limit, Some(96 << 20));
+    // A real cgroup directory is empty to rmdir; the stand-in must be emptied.
+    std::fs::remove_file(dir.join("memory.max")).unwrap();
+    cg.remove().unwrap();
+    assert!(!dir.exists());
+}
+
+#[test]
+fn a_limit_cgroup_that_cannot_be_made_says_why() {
+    let parent = CgroupReader::with_root("/nonexistent/cgroup", CgroupVersion::V1);
+    let err = LimitCgroup::create(&parent, "x", 1 << 30).unwrap_err();
+    assert!(
+        err.contains("cannot create cgroup /nonexistent/cgroup/x"),
+        "{err}"
+    );
+}
