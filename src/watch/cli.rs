@@ -1,14 +1,157 @@
-//! Arguments of `headroom watch` and its entry point.
+//! Arguments of `headroom watch`, their checks, and the output files, which
+//! are all created before the job starts so a bad path fails first and
+//! leaves nothing behind.
 
+use std::fs::File;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
+use super::timeline::TimelineFormat;
 use crate::error::{Error, Result};
+use crate::units::{BareNumber, parse_size};
 
 /// Arguments of `headroom watch`.
 #[derive(Debug, clap::Args)]
-pub struct WatchArgs {}
+pub struct WatchArgs {
+    /// Time between samples: 100ms, 1s, 2.5s.
+    #[arg(long, default_value = "100ms", value_parser = parse_interval)]
+    pub interval: Duration,
+    /// Write the timeline here, one row per sample, flushed as taken.
+    #[arg(long, short = 'o')]
+    pub out: Option<PathBuf>,
+    /// Timeline format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: TimelineFormat,
+    /// Draw the timeline as an SVG picture here.
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
+    /// Write the summary as JSON here.
+    #[arg(long)]
+    pub summary: Option<PathBuf>,
+    /// Run the job in a new child memory cgroup with this hard limit (256G, 512M).
+    #[arg(long, value_parser = parse_limit)]
+    pub limit: Option<u64>,
+    /// The job spec whose predicted peak is drawn beside the measurement.
+    #[arg(long)]
+    pub job: Option<PathBuf>,
+    /// The predicted peak to draw, when known without a job spec (64G).
+    #[arg(long, value_parser = parse_limit)]
+    pub predicted_peak: Option<u64>,
+    /// The command to run, after `--`.
+    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true, num_args = 1..)]
+    pub command: Vec<String>,
+}
+
+/// Parses `100ms`, `2s`, `1.5s`, `1m`; refuses zero and anything under 10 ms.
+pub fn parse_interval(text: &str) -> std::result::Result<Duration, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("'{t}' is not an interval (try 100ms or 1s)"))?;
+    let secs = match unit {
+        "ms" => value / 1000.0,
+        "s" | "" => value,
+        "m" | "min" => value * 60.0,
+        _ => {
+            return Err(format!(
+                "unknown unit '{unit}' in interval '{t}' (use ms, s or m)"
+            ));
+        }
+    };
+    if secs <= 0.0 {
+        return Err(format!("interval '{t}' must be above zero"));
+    }
+    if secs < 0.01 {
+        return Err(format!(
+            "interval '{t}' is below 10ms: sampling that often costs more than it shows"
+        ));
+    }
+    if secs > 3600.0 {
+        return Err(format!("interval '{t}' is over an hour"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+fn parse_limit(text: &str) -> std::result::Result<u64, String> {
+    let b = parse_size(text, BareNumber::Refuse)?;
+    if b < (1 << 20) {
+        return Err(format!("size '{text}' is below 1 MiB"));
+    }
+    Ok(b)
+}
+
+/// Output files created up front; removed again unless [`Outputs::keep`] is called.
+#[derive(Debug, Default)]
+pub struct Outputs {
+    created: Vec<PathBuf>,
+    kept: bool,
+}
+
+impl Outputs {
+    /// Creates (truncates) `path` for writing, remembering it for cleanup.
+    pub fn create(&mut self, path: &Path) -> Result<File> {
+        if path.is_dir() {
+            return Err(Error::bad(format!(
+                "{} is a directory, not a file",
+                path.display()
+            )));
+        }
+        let existed = path.exists();
+        let f = File::create(path).map_err(|e| Error::io(path, e))?;
+        if !existed {
+            self.created.push(path.to_path_buf());
+        }
+        Ok(f)
+    }
+
+    /// The run happened: keep what was written.
+    pub fn keep(&mut self) {
+        self.kept = true;
+    }
+}
+
+impl Drop for Outputs {
+    fn drop(&mut self) {
+        if !self.kept {
+            for p in &self.created {
+                let _ = std::fs::remove_file(p);
+            }
+        }
+    }
+}
 
 /// Runs `headroom watch`.
-pub fn run(_args: &WatchArgs) -> Result<ExitCode> {
-    Err(Error::Unsupported("headroom watch is not built yet".into()))
+pub fn run(args: &WatchArgs) -> Result<ExitCode> {
+    if let Some(job) = &args.job
+        && !job.is_file()
+    {
+        return Err(Error::bad(format!(
+            "job spec {} does not exist",
+            job.display()
+        )));
+    }
+    let mut outputs = Outputs::default();
+    let timeline = match &args.out {
+        Some(p) => Some((p.clone(), outputs.create(p)?)),
+        None => None,
+    };
+    let summary_file = match &args.summary {
+        Some(p) => Some((p.clone(), outputs.create(p)?)),
+        None => None,
+    };
+    let plot_file = match &args.plot {
+        Some(p) => Some((p.clone(), outputs.create(p)?)),
+        None => None,
+    };
+    let files = super::run::Files {
+        timeline,
+        summary: summary_file,
+        plot: plot_file,
+    };
+    super::run::watch(args, files, &mut outputs)
 }

@@ -1,0 +1,139 @@
+//! Starting the job and living beside it: its own process group (so Ctrl-C
+//! and SIGTERM reach every worker through headroom), a raised oom_score_adj
+//! (so the kernel picks the job, not the watcher), an optional cgroup joined
+//! before exec, and its stderr passed through while the last 64 KiB are kept.
+
+use std::collections::VecDeque;
+use std::ffi::CString;
+use std::io::{Read, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use super::verdict::ExitKind;
+
+/// How much of the job's stderr is kept for the verdict.
+pub const STDERR_TAIL_BYTES: usize = 64 * 1024;
+
+/// The job's process group, for the signal handler (0: none yet).
+static CHILD_PGID: AtomicI32 = AtomicI32::new(0);
+/// The last signal forwarded to the job (0: none).
+static FORWARDED: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn forward(sig: libc::c_int) {
+    let pgid = CHILD_PGID.load(Ordering::SeqCst);
+    FORWARDED.store(sig, Ordering::SeqCst);
+    if pgid > 0 {
+        // kill(2) is async-signal-safe.
+        unsafe { libc::kill(-pgid, sig) };
+    }
+}
+
+/// Sends SIGINT and SIGTERM that reach headroom on to the job's process group.
+pub fn forward_signals_to(pgid: i32) {
+    CHILD_PGID.store(pgid, Ordering::SeqCst);
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: installs a handler that only touches atomics and calls kill.
+        unsafe {
+            let mut act: libc::sigaction = std::mem::zeroed();
+            act.sa_sigaction = forward as *const () as usize;
+            act.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut act.sa_mask);
+            libc::sigaction(sig, &act, std::ptr::null_mut());
+        }
+    }
+}
+
+/// The signal headroom forwarded to the job, if any.
+pub fn forwarded_signal() -> Option<i32> {
+    Some(FORWARDED.load(Ordering::SeqCst)).filter(|&s| s != 0)
+}
+
+/// Starts `argv` in its own process group with oom_score_adj 1000, joining
+/// the cgroup whose `cgroup.procs` is given before exec; stderr is piped.
+pub fn spawn(argv: &[String], cgroup_procs: Option<&Path>) -> std::io::Result<Child> {
+    let procs = cgroup_procs
+        .map(|p| CString::new(p.as_os_str().as_bytes()))
+        .transpose()
+        .map_err(std::io::Error::other)?;
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..]).stderr(Stdio::piped());
+    // SAFETY: between fork and exec only async-signal-safe calls are made
+    // (setpgid, open, write, close) on memory prepared before the fork.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::setpgid(0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            write_c(c"/proc/self/oom_score_adj".as_ptr(), b"1000");
+            if let Some(p) = &procs
+                && !write_c(p.as_ptr(), b"0")
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd.spawn()
+}
+
+/// Writes `data` to the file at `path` with raw syscalls; true on success.
+fn write_c(path: *const libc::c_char, data: &[u8]) -> bool {
+    // SAFETY: plain syscalls on a valid NUL-terminated path and buffer.
+    unsafe {
+        let fd = libc::open(path, libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return false;
+        }
+        let n = libc::write(fd, data.as_ptr().cast(), data.len());
+        libc::close(fd);
+        n == data.len() as isize
+    }
+}
+
+/// The decoded end of a child from its wait status.
+pub fn exit_kind(status: std::process::ExitStatus) -> ExitKind {
+    match (status.code(), status.signal()) {
+        (Some(c), _) => ExitKind::Code(c),
+        (None, Some(s)) => ExitKind::Signal(s),
+        (None, None) => ExitKind::Code(1),
+    }
+}
+
+/// The kept end of the job's stderr, filled by the tee thread.
+pub type StderrTail = Arc<Mutex<VecDeque<u8>>>;
+
+/// Copies the child's stderr to ours as it comes and keeps the last
+/// [`STDERR_TAIL_BYTES`]. The thread ends when every writer has closed it.
+pub fn tee_stderr(mut from: impl Read + Send + 'static) -> (StderrTail, JoinHandle<()>) {
+    let tail: StderrTail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL_BYTES)));
+    let keep = Arc::clone(&tail);
+    let handle = std::thread::spawn(move || {
+        let mut buf = [0u8; 8192];
+        let mut out = std::io::stderr();
+        while let Ok(n) = from.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            let _ = out.write_all(&buf[..n]);
+            let _ = out.flush();
+            if let Ok(mut t) = keep.lock() {
+                t.extend(&buf[..n]);
+                let excess = t.len().saturating_sub(STDERR_TAIL_BYTES);
+                t.drain(..excess);
+            }
+        }
+    });
+    (tail, handle)
+}
+
+/// The kept tail as text (lossy: a cut may split a character).
+pub fn tail_text(tail: &StderrTail) -> String {
+    tail.lock()
+        .map(|t| String::from_utf8_lossy(&t.iter().copied().collect::<Vec<u8>>()).into_owned())
+        .unwrap_or_default()
+}

@@ -1,0 +1,179 @@
+//! The end of a watched run: read the cgroup once more, name the cause,
+//! build the summary, remove the limit cgroup, and write the summary and
+//! the plot.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use super::child::forwarded_signal;
+use super::cli::WatchArgs;
+use super::plot::{PlotMarks, render_svg};
+use super::sample::Sample;
+use super::summary::{Peaks, WatchSummary};
+use super::verdict::{EndEvidence, ExitKind, verdict};
+use crate::collect::cgroup::CgroupReader;
+use crate::collect::cgroup_limit::LimitCgroup;
+use crate::error::{Error, Result};
+
+/// Everything the loop leaves for the end.
+pub struct Ended<'a> {
+    /// The arguments.
+    pub args: &'a WatchArgs,
+    /// `--summary` path and file.
+    pub summary_file: Option<(PathBuf, File)>,
+    /// `--plot` path and file.
+    pub plot_file: Option<(PathBuf, File)>,
+    /// The watched cgroup.
+    pub cgroup: Option<CgroupReader>,
+    /// The cgroup `--limit` made, to remove.
+    pub limit_cgroup: Option<LimitCgroup>,
+    /// The cgroup's oom_kill counter before the job started.
+    pub oom_before: Option<u64>,
+    /// How the job ended.
+    pub exit: ExitKind,
+    /// The job's last stderr.
+    pub stderr_tail: String,
+    /// Wall time, seconds.
+    pub duration: f64,
+    /// Every sample taken.
+    pub samples: Vec<Sample>,
+    /// The peaks.
+    pub peaks: Peaks,
+    /// GPU names, or why there is none.
+    pub gpu_note: String,
+    /// The predicted peak, bytes.
+    pub predicted: Option<u64>,
+    /// The first timeline write error, if any.
+    pub write_error: Option<Error>,
+    /// When headroom began watching (before the cgroup and NVML were set up).
+    pub began: std::time::Instant,
+}
+
+/// Summarizes, explains, cleans up and returns the job's exit code.
+pub fn finish(e: Ended<'_>) -> Result<ExitCode> {
+    let Ended {
+        args,
+        summary_file,
+        plot_file,
+        cgroup,
+        mut limit_cgroup,
+        oom_before,
+        exit,
+        stderr_tail,
+        duration,
+        samples,
+        peaks,
+        gpu_note,
+        predicted,
+        write_error,
+        began,
+    } = e;
+    let end = cgroup.as_ref().map(|c| c.read());
+    let oom_kill_delta = match (oom_before, end.as_ref().and_then(|m| m.oom_kill)) {
+        (Some(a), Some(b)) => Some(b.saturating_sub(a)),
+        _ => None,
+    };
+    let why = verdict(&EndEvidence {
+        exit,
+        oom_kill_delta,
+        stderr_tail: &stderr_tail,
+        forwarded_signal: forwarded_signal(),
+    });
+    let cpu = own_cpu_seconds();
+    let summary = WatchSummary {
+        command: args.command.clone(),
+        exit_code: exit.shell_code(),
+        exit_status: exit.describe(),
+        signal: match exit {
+            ExitKind::Signal(s) => Some(s),
+            ExitKind::Code(_) => None,
+        },
+        category: why.category,
+        confidence: why.confidence,
+        reason: why.reason,
+        duration_s: duration,
+        samples: samples.len() as u64,
+        interval_ms: args.interval.as_millis() as u64,
+        peak_rss_sum_bytes: peaks.get("rss_sum"),
+        peak_pss_bytes: peaks.get("pss_sum"),
+        peak_uss_bytes: peaks.get("uss_sum"),
+        peak_cgroup_bytes: peaks.get("cgroup_usage"),
+        cgroup_kernel_peak_bytes: end.as_ref().and_then(|m| m.peak),
+        peak_gpu_bytes: peaks.get("gpu_used"),
+        max_processes: peaks.max_processes,
+        shared_share: peaks.pss_over_rss_at_peak.map(|r| (1.0 - r).max(0.0)),
+        cgroup_dir: cgroup.as_ref().map(|c| c.dir().display().to_string()),
+        cgroup_limit_bytes: end.as_ref().and_then(|m| m.limit),
+        oom_kill_delta,
+        gpu: gpu_note,
+        predicted_peak_bytes: predicted,
+        watcher_cpu_s: cpu,
+        watcher_cpu_percent: cpu.map(|c| 100.0 * c / began.elapsed().as_secs_f64().max(1e-3)),
+        peaks: peaks.peaks.clone(),
+    };
+    if let Some(cg) = limit_cgroup.as_mut() {
+        empty_and_remove(cg);
+    }
+    crate::output::emit(
+        &summary,
+        crate::output::Format::Table,
+        &mut std::io::stderr(),
+    )?;
+    if let Some((path, mut f)) = summary_file {
+        serde_json::to_writer_pretty(&mut f, &summary)
+            .map_err(std::io::Error::other)
+            .and_then(|()| f.write_all(b"\n"))
+            .map_err(|e| Error::io(&path, e))?;
+    }
+    if let Some((path, mut f)) = plot_file {
+        let marks = PlotMarks {
+            limit: summary.cgroup_limit_bytes,
+            predicted_peak: predicted,
+            title: format!("headroom watch: {}", short_command(&args.command)),
+        };
+        let svg = render_svg(&samples, &marks)?;
+        f.write_all(svg.as_bytes())
+            .map_err(|e| Error::io(&path, e))?;
+    }
+    if let Some(e) = write_error {
+        eprintln!("headroom: the timeline is incomplete: {e}");
+    }
+    Ok(ExitCode::from(summary.exit_code.clamp(0, 255) as u8))
+}
+
+/// This process's CPU time so far, seconds (all threads).
+fn own_cpu_seconds() -> Option<f64> {
+    Some(crate::collect::tree::own_cpu().as_secs_f64())
+}
+
+/// Kills what the job left in its cgroup (orphaned workers), then removes it.
+fn empty_and_remove(cg: &mut LimitCgroup) {
+    if let Ok(text) = std::fs::read_to_string(cg.procs_path()) {
+        for pid in text
+            .split_whitespace()
+            .filter_map(|p| p.parse::<i32>().ok())
+        {
+            // SAFETY: plain kill(2) of a process inside the cgroup we created.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+    if let Err(e) = cg.remove() {
+        eprintln!("headroom: {e}");
+    }
+}
+
+/// The command for a title: the program's file name and its arguments.
+fn short_command(argv: &[String]) -> String {
+    let mut parts = argv.to_vec();
+    if let Some(name) = std::path::Path::new(&argv[0]).file_name() {
+        parts[0] = name.to_string_lossy().into_owned();
+    }
+    let text = parts.join(" ");
+    if text.chars().count() > 80 {
+        format!("{}...", text.chars().take(77).collect::<String>())
+    } else {
+        text
+    }
+}

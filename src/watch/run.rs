@@ -1,0 +1,207 @@
+//! The watch loop: set up the cgroup and NVML, start the job, sample its
+//! tree every interval into the timeline until it ends, then summarize,
+//! explain, draw, clean up and hand back the job's exit code.
+
+use std::fs::File;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use super::child::{self, exit_kind, tail_text, tee_stderr};
+use super::cli::{Outputs, WatchArgs};
+use super::finish::{Ended, finish};
+use super::sample::{Sample, Sampler, thin};
+use super::summary::Peaks;
+use super::timeline::Timeline;
+use crate::collect::cgroup::CgroupReader;
+use crate::collect::cgroup_limit::{LimitCgroup, systemd_hint};
+use crate::collect::gpu::GpuReader;
+use crate::collect::procfs::ProcReader;
+use crate::collect::tree::TreeSampler;
+use crate::error::{Error, Result};
+use crate::units::fmt_bytes;
+
+/// Share of one core the watcher may use before it stops re-reading
+/// `smaps_rollup` (the 1% target, less a margin for the end-of-run work).
+const CPU_BUDGET: f64 = 0.007;
+/// One-off allowance so the first processes are read exactly at once.
+const SMAPS_BURST: Duration = Duration::from_millis(50);
+
+/// The output files, already created.
+pub struct Files {
+    /// Timeline path and file.
+    pub timeline: Option<(PathBuf, File)>,
+    /// Summary JSON path and file.
+    pub summary: Option<(PathBuf, File)>,
+    /// Plot SVG path and file.
+    pub plot: Option<(PathBuf, File)>,
+}
+
+/// The predicted peak to draw. The lead wires `--job` to the planner here.
+pub fn predicted_peak(args: &WatchArgs) -> Result<Option<u64>> {
+    Ok(args.predicted_peak)
+}
+
+/// Runs the job under watch and returns its exit code.
+pub fn watch(args: &WatchArgs, files: Files, outputs: &mut Outputs) -> Result<ExitCode> {
+    let began = Instant::now();
+    let predicted = predicted_peak(args)?;
+    let limit_cg = match args.limit {
+        Some(limit) => Some(make_limit_cgroup(limit)?),
+        None => None,
+    };
+    let cgroup = match &limit_cg {
+        Some(cg) => Some(cg.reader().clone()),
+        None => CgroupReader::own(),
+    };
+    let (gpu, gpu_note) = match GpuReader::open() {
+        Ok(g) => {
+            let names = g.device_names().join(", ");
+            (Some(g), names)
+        }
+        Err(why) => (None, why),
+    };
+    let oom_before = cgroup.as_ref().and_then(|c| c.oom_kill());
+
+    let procs_path = limit_cg.as_ref().map(|c| c.procs_path());
+    let started = Instant::now();
+    let mut job = match child::spawn(&args.command, procs_path.as_deref()) {
+        Ok(c) => c,
+        Err(e) => return Ok(spawn_failed(&args.command[0], &e)),
+    };
+    let pid = job.id();
+    child::forward_signals_to(pid as i32);
+    let tail = job.stderr.take().map(tee_stderr);
+    let (done_tx, done_rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done_tx.send(job.wait());
+    });
+    outputs.keep();
+
+    let mut sampler = Sampler {
+        tree: TreeSampler::new(ProcReader::new(), CPU_BUDGET, SMAPS_BURST),
+        cgroup: cgroup.clone(),
+        gpu,
+        root_pid: pid,
+        taken: 0,
+        last_cgroup: Default::default(),
+    };
+    let mut timeline = files
+        .timeline
+        .map(|(p, f)| Timeline::new(&p, f, args.format));
+    let show_progress = std::io::stderr().is_terminal() && std::io::stdout().is_terminal();
+    let mut samples: Vec<Sample> = Vec::new();
+    let mut peaks = Peaks::default();
+    let mut write_error: Option<Error> = None;
+    let status = loop {
+        let tick = Instant::now();
+        // Milliseconds are as fine as any interval allowed.
+        let t_s = (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
+        let s = sampler.take(t_s);
+        // A tree that has already gone is no sample: the job ended between ticks.
+        if s.processes > 0 {
+            if let (Some(t), None) = (timeline.as_mut(), &write_error)
+                && let Err(e) = t.write(&s)
+            {
+                write_error = Some(e);
+            }
+            peaks.update(&s);
+            if show_progress {
+                progress(&s, &peaks);
+            }
+            samples.push(s);
+            thin(&mut samples);
+        }
+        let wait = args.interval.saturating_sub(tick.elapsed());
+        match done_rx.recv_timeout(wait) {
+            Ok(status) => break status,
+            Err(mpsc::RecvTimeoutError::Timeout) => continue,
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(Error::Internal("lost the job's waiter".into()));
+            }
+        }
+    };
+    let duration = started.elapsed().as_secs_f64();
+    if show_progress {
+        eprint!("\r\x1b[K");
+    }
+    let exit = match status {
+        Ok(st) => exit_kind(st),
+        Err(e) => return Err(Error::Internal(format!("waiting for the job: {e}"))),
+    };
+    // Let the tee pass on what the job wrote last; workers that outlive the
+    // main process may hold the pipe open, so wait half a second at most.
+    let stderr_tail = match tail {
+        Some((tail, tee)) => {
+            let until = Instant::now() + Duration::from_millis(500);
+            while !tee.is_finished() && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            tail_text(&tail)
+        }
+        None => String::new(),
+    };
+
+    finish(Ended {
+        args,
+        summary_file: files.summary,
+        plot_file: files.plot,
+        cgroup,
+        limit_cgroup: limit_cg,
+        oom_before,
+        exit,
+        stderr_tail,
+        duration,
+        samples,
+        peaks,
+        gpu_note,
+        predicted,
+        write_error,
+        began,
+    })
+}
+
+fn make_limit_cgroup(limit: u64) -> Result<LimitCgroup> {
+    let hint = |why: String| {
+        let text = format!("{}M", limit >> 20);
+        match systemd_hint(&text) {
+            Some(h) => Error::Unsupported(format!("--limit: {why}; {h}")),
+            None => Error::Unsupported(format!("--limit: {why}")),
+        }
+    };
+    let own = CgroupReader::own()
+        .ok_or_else(|| hint("no memory cgroup found for this process".into()))?;
+    let name = format!("headroom-watch-{}", std::process::id());
+    LimitCgroup::create(&own, &name, limit).map_err(hint)
+}
+
+/// Like a shell: 127 when the command does not exist, 126 when it cannot run.
+fn spawn_failed(cmd: &str, e: &std::io::Error) -> ExitCode {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => {
+            eprintln!("headroom: {cmd}: command not found");
+            ExitCode::from(127)
+        }
+        _ => {
+            eprintln!("headroom: {cmd}: cannot run: {e}");
+            ExitCode::from(126)
+        }
+    }
+}
+
+fn progress(s: &Sample, peaks: &Peaks) {
+    let gpu = s
+        .gpu_used_bytes
+        .map(fmt_bytes)
+        .unwrap_or_else(|| "-".into());
+    eprint!(
+        "\r\x1b[K[headroom] {:>6.1}s PSS {} (peak {}) GPU {} workers {}",
+        s.t_s,
+        fmt_bytes(s.pss_sum_bytes),
+        fmt_bytes(peaks.get("pss_sum").unwrap_or(0)),
+        gpu,
+        s.processes.saturating_sub(1)
+    );
+}
