@@ -10,6 +10,47 @@ use crate::units::fmt_bytes;
 /// (parameters, optimizer state) and the largest batch of a run are unknown.
 const BATCH_MARGIN: f64 = 0.9;
 
+/// The allocator simulator's estimate, from the printed numbers, of whether
+/// `expandable_segments:True` would have avoided this OOM (2.x messages only:
+/// older PyTorch has no expandable segments).
+pub fn expandable_what_if(c: &CudaOom) -> Option<crate::alloc::ExpandableWhatIf> {
+    if c.format != CudaOomFormat::Pytorch2 {
+        return None;
+    }
+    let n = crate::alloc::OomNumbers {
+        requested: c.requested_bytes?,
+        total: c.total_bytes?,
+        free: c.free_bytes?,
+        allocated: c.allocated_bytes?,
+        reserved_unallocated: c.reserved_unallocated_bytes?,
+        process_in_use: c.process_in_use_bytes,
+    };
+    Some(crate::alloc::expandable_what_if(&n))
+}
+
+/// One sentence on what expandable segments would have done.
+fn what_if_line(c: &CudaOom) -> Option<String> {
+    let w = expandable_what_if(c)?;
+    let req = c.requested_bytes.unwrap_or(0);
+    Some(if w.would_fit {
+        format!(
+            "{}: with expandable segments the {} request maps pages into the free and reserved-but-unallocated memory ({} usable after a 20 MiB page of slack at each end) and would most likely have succeeded, {} to spare",
+            alloc_conf(c.format),
+            fmt_bytes(req),
+            fmt_bytes(w.usable_bytes),
+            fmt_bytes(w.margin_bytes.unsigned_abs())
+        )
+    } else {
+        format!(
+            "{} would not have saved this step: {} usable against the {} request rounded up to 20 MiB pages, {} short",
+            alloc_conf(c.format),
+            fmt_bytes(w.usable_bytes),
+            fmt_bytes(req),
+            fmt_bytes(w.margin_bytes.unsigned_abs())
+        )
+    })
+}
+
 /// Verdict and fix for a capacity OOM (the tensors do not fit).
 pub fn capacity(cuda: Option<&CudaOom>, confidence: Confidence) -> (String, Vec<String>) {
     let Some(c) = cuda.filter(|c| c.requested_bytes.is_some()) else {
@@ -44,7 +85,9 @@ pub fn capacity(cuda: Option<&CudaOom>, confidence: Confidence) -> (String, Vec<
             f, (1.0 - BATCH_MARGIN) * 100.0, f * BATCH_MARGIN,
         ));
     }
-    if let (Some(free), Some(u)) = (c.free_bytes, c.reserved_unallocated_bytes)
+    if let Some(line) = what_if_line(c) {
+        fix.push(line);
+    } else if let (Some(free), Some(u)) = (c.free_bytes, c.reserved_unallocated_bytes)
         && free + u >= req
     {
         fix.push(format!(
@@ -70,12 +113,14 @@ pub fn fragmentation(cuda: Option<&CudaOom>) -> (String, Vec<String>) {
             fmt_bytes(unalloc),
             fmt_bytes(req)
         ),
-        vec![format!(
+        std::iter::once(format!(
             "set {}: it recovers up to the {} held in partly used segments, {} more than the request",
             alloc_conf(c.format),
             fmt_bytes(unalloc),
             fmt_bytes(unalloc - req.min(unalloc))
-        )],
+        ))
+        .chain(what_if_line(&c))
+        .collect(),
     )
 }
 

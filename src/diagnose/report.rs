@@ -41,6 +41,9 @@ pub struct Diagnosis {
     pub numbers: BTreeMap<String, u64>,
     /// The CUDA OOM message's numbers, when the cause is a CUDA OOM.
     pub cuda_oom: Option<CudaOom>,
+    /// Whether expandable segments would have avoided the CUDA OOM, and by how
+    /// much (the allocator simulator's estimate from the printed numbers).
+    pub expandable_what_if: Option<crate::alloc::ExpandableWhatIf>,
     /// What to change.
     pub fix: Vec<String>,
     /// What to collect when the evidence is not enough.

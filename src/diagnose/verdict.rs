@@ -172,6 +172,9 @@ pub fn verdict_from_evidence(findings: Findings, facts: &Facts) -> Diagnosis {
         evidence: items,
         evidence_not_shown: dropped,
         numbers,
+        expandable_what_if: cuda_oom
+            .as_ref()
+            .and_then(super::cuda_advice::expandable_what_if),
         cuda_oom,
         fix: advice.fix,
         next_steps: advice.next_steps,

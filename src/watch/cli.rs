@@ -127,14 +127,8 @@ impl Drop for Outputs {
 
 /// Runs `headroom watch`.
 pub fn run(args: &WatchArgs) -> Result<ExitCode> {
-    if let Some(job) = &args.job
-        && !job.is_file()
-    {
-        return Err(Error::bad(format!(
-            "job spec {} does not exist",
-            job.display()
-        )));
-    }
+    // A bad --job is refused before any output file exists.
+    let predicted = super::run::predicted_peak(args)?;
     let mut outputs = Outputs::default();
     let timeline = match &args.out {
         Some(p) => Some((p.clone(), outputs.create(p)?)),
@@ -153,5 +147,5 @@ pub fn run(args: &WatchArgs) -> Result<ExitCode> {
         summary: summary_file,
         plot: plot_file,
     };
-    super::run::watch(args, files, &mut outputs)
+    super::run::watch(args, predicted, files, &mut outputs)
 }

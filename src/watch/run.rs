@@ -39,15 +39,30 @@ pub struct Files {
     pub plot: Option<(PathBuf, File)>,
 }
 
-/// The predicted peak to draw. The lead wires `--job` to the planner here.
+/// The predicted peak to draw: `--predicted-peak`, else the planner's host
+/// peak for `--job` (a job spec, sbatch script or profile; no budget needed).
 pub fn predicted_peak(args: &WatchArgs) -> Result<Option<u64>> {
-    Ok(args.predicted_peak)
+    if args.predicted_peak.is_some() {
+        return Ok(args.predicted_peak);
+    }
+    let Some(job) = &args.job else {
+        return Ok(None);
+    };
+    let loaded = crate::spec::load(&job.to_string_lossy())?;
+    let job = crate::spec::Job::from_spec(&loaded.spec)?;
+    let coeffs = crate::estimate::load_coefficients(None)?;
+    let est = crate::estimate::estimate(&job, &job.settings, &coeffs);
+    Ok(Some(crate::plan::verdict::peaks(&est).0))
 }
 
 /// Runs the job under watch and returns its exit code.
-pub fn watch(args: &WatchArgs, files: Files, outputs: &mut Outputs) -> Result<ExitCode> {
+pub fn watch(
+    args: &WatchArgs,
+    predicted: Option<u64>,
+    files: Files,
+    outputs: &mut Outputs,
+) -> Result<ExitCode> {
     let began = Instant::now();
-    let predicted = predicted_peak(args)?;
     let limit_cg = match args.limit {
         Some(limit) => Some(make_limit_cgroup(limit)?),
         None => None,

@@ -46,18 +46,22 @@ fn the_kernel_counter_makes_a_cgroup_oom_certain() {
         ev(ExitKind::Code(1), Some(2), worker),
         (HostOomCgroup, Certain)
     );
+    // PyTorch's own "is killed by signal" line proves the worker was killed (diagnose's rule).
     assert_eq!(
         ev(ExitKind::Code(1), Some(0), worker),
-        (DataloaderWorkerKilled, Likely)
+        (DataloaderWorkerKilled, Certain)
     );
     // SIGKILL with the counter still at 0: not this cgroup.
     assert_eq!(
         ev(ExitKind::Signal(9), Some(0), ""),
         (HostOomKernel, Possible)
     );
-    assert_eq!(ev(ExitKind::Signal(9), None, ""), (HostOomCgroup, Possible));
+    // No cgroup to ask: a bare SIGKILL is only possibly the kernel's OOM killer (diagnose's rule).
+    assert_eq!(ev(ExitKind::Signal(9), None, ""), (HostOomKernel, Possible));
 }
 
+/// Confidence levels are diagnose's (watch hands it the same evidence): a
+/// status alone is at most likely, a line only the cause writes is certain.
 #[test]
 fn stderr_markers_signals_and_codes() {
     use Category::*;
@@ -67,15 +71,16 @@ fn stderr_markers_signals_and_codes() {
         ev(ExitKind::Code(1), Some(0), cuda),
         (CudaOomCapacity, Likely)
     );
-    assert_eq!(ev(ExitKind::Signal(13), None, ""), (Sigpipe, Certain));
-    assert_eq!(ev(ExitKind::Signal(11), None, ""), (Segfault, Certain));
+    // An exit by SIGPIPE alone does not say who closed the pipe: likely (diagnose's rule).
+    assert_eq!(ev(ExitKind::Signal(13), None, ""), (Sigpipe, Likely));
+    assert_eq!(ev(ExitKind::Signal(11), None, ""), (Segfault, Likely));
     assert_eq!(ev(ExitKind::Signal(7), None, ""), (ShmBusError, Likely));
-    assert_eq!(ev(ExitKind::Signal(15), None, ""), (TimeLimit, Likely));
+    assert_eq!(ev(ExitKind::Signal(15), None, ""), (TimeLimit, Possible));
     // A wrapper shell that reports 137 is only possibly a kill.
-    assert_eq!(ev(ExitKind::Code(137), None, ""), (HostOomCgroup, Possible));
-    assert_eq!(ev(ExitKind::Code(0), Some(0), ""), (Success, Certain));
+    assert_eq!(ev(ExitKind::Code(137), None, ""), (HostOomKernel, Possible));
+    assert_eq!(ev(ExitKind::Code(0), Some(0), ""), (Success, Likely));
     let tb = "Traceback (most recent call last):\n  File \"t.py\"\nValueError: x";
-    assert_eq!(ev(ExitKind::Code(1), Some(0), tb), (PythonError, Likely));
+    assert_eq!(ev(ExitKind::Code(1), Some(0), tb), (PythonError, Certain));
     assert_eq!(ev(ExitKind::Code(3), Some(0), ""), (Unknown, Possible));
 }
 

@@ -1,10 +1,8 @@
 //! Why the watched job ended, from what `watch` saw itself: the exit status,
 //! the cgroup's oom_kill counter delta and the tail of the job's stderr.
 //!
-//! This is deliberately small and bounded: a handful of stderr markers, not
-//! diagnose's full log parser. [`verdict`] is the one entry point, so the
-//! lead can later point it at diagnose's scanner without touching the watch
-//! loop.
+//! What only watch knows (a signal it forwarded itself) is decided here; the
+//! rest is diagnose's scanner and verdict over the same evidence.
 
 use crate::diagnose::category::{Category, Confidence};
 
@@ -86,82 +84,39 @@ pub fn verdict(ev: &EndEvidence<'_>) -> Verdict {
         );
         return v(TimeLimit, Certain, reason);
     }
-    let err = ev.stderr_tail;
-    if err.contains("CUDA out of memory") || err.contains("OutOfMemoryError: CUDA") {
-        return v(CudaOomCapacity, Likely, "stderr says CUDA out of memory");
+    diagnosed(ev)
+}
+
+/// Everything else goes through diagnose's scanner and verdict: the stderr
+/// tail as a log, the exit status and the cgroup counter as facts, so `watch`
+/// and `diagnose` give the same answer on the same evidence.
+fn diagnosed(ev: &EndEvidence<'_>) -> Verdict {
+    use crate::diagnose::exit::ExitStatus;
+    use crate::diagnose::{Facts, LogScanner, verdict_from_evidence};
+    let mut scanner = LogScanner::new();
+    for (i, line) in ev.stderr_tail.split(['\n', '\r']).enumerate() {
+        scanner.feed_line("stderr", i as u64 + 1, line);
     }
-    if err.contains("DataLoader worker (pid") && err.contains("Bus error")
-        || err.contains("insufficient shared memory")
-    {
-        return v(
-            ShmBusError,
-            Likely,
-            "a DataLoader worker hit a bus error: /dev/shm is too small",
-        );
-    }
-    if err.contains("DataLoader worker (pid") && err.contains("killed by signal") {
-        return v(
-            DataloaderWorkerKilled,
-            Likely,
-            "stderr says a DataLoader worker was killed by a signal",
-        );
-    }
-    if err.contains("NCCL error") || err.contains("Watchdog caught collective operation timeout") {
-        return v(Nccl, Likely, "stderr shows an NCCL error");
-    }
-    // A wrapper shell reports its child's signal as 128+N: read it as the signal, less sure.
-    let (signal, via_shell) = match ev.exit {
-        ExitKind::Signal(s) => (Some(s), false),
-        ExitKind::Code(c) if (129..=159).contains(&c) => (Some(c - 128), true),
-        ExitKind::Code(_) => (None, false),
-    };
-    if let Some(s) = signal {
-        let sure = |c: Confidence| if via_shell { Possible } else { c };
-        return match s {
-            9 if ev.oom_kill_delta == Some(0) => v(
-                HostOomKernel,
-                sure(Possible),
-                "SIGKILL while the cgroup's oom_kill counter stayed at 0: the kernel's global OOM killer or a kill -9; check dmesg",
-            ),
-            9 => v(
-                HostOomCgroup,
-                sure(Possible),
-                "SIGKILL (exit 137) and no cgroup counter to prove an OOM kill",
-            ),
-            7 => v(
-                ShmBusError,
-                sure(Likely),
-                "SIGBUS (exit 135): usually /dev/shm too small",
-            ),
-            13 => v(
-                Sigpipe,
-                sure(Certain),
-                "SIGPIPE (exit 141): the reader of its output went away",
-            ),
-            11 => v(Segfault, sure(Certain), "SIGSEGV (exit 139)"),
-            15 => v(
-                TimeLimit,
-                sure(Likely),
-                "SIGTERM (exit 143): time limit, preemption or cancellation",
-            ),
-            _ => v(
-                Unknown,
-                Possible,
-                format!("killed by signal {s} ({})", signal_name(s)),
-            ),
-        };
-    }
-    match ev.exit {
-        ExitKind::Code(0) => v(Success, Certain, "exited with code 0"),
-        ExitKind::Code(1) if err.contains("Traceback (most recent call last)") => {
-            v(PythonError, Likely, "exit 1 with a Python traceback")
+    let exit = match ev.exit {
+        ExitKind::Signal(s) => {
+            ExitStatus::from_parts(&(128 + s).to_string(), Some(128 + s), Some(s))
         }
-        ExitKind::Code(c) => v(
-            Unknown,
-            Possible,
-            format!("exited with code {c} and no known marker on stderr"),
-        ),
-        ExitKind::Signal(_) => v(Unknown, Possible, "no evidence"),
+        // A wrapper shell reports its child's signal as 128+N.
+        ExitKind::Code(c) if (129..=192).contains(&c) => {
+            ExitStatus::from_parts(&c.to_string(), Some(c), Some(c - 128))
+        }
+        ExitKind::Code(c) => ExitStatus::from_parts(&c.to_string(), Some(c), None),
+    };
+    let facts = Facts {
+        exit: Some(exit),
+        cgroup_oom_kills: ev.oom_kill_delta,
+        cgroup_limit_bytes: None,
+    };
+    let d = verdict_from_evidence(scanner.finish(), &facts);
+    Verdict {
+        category: d.category,
+        confidence: d.confidence,
+        reason: d.verdict,
     }
 }
 

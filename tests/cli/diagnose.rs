@@ -268,3 +268,22 @@ fn sacct_from_stdin_and_yaml_output() {
     // The job row's ExitCode 0:125 is Slurm's OUT_OF_MEMORY marker.
     assert_eq!(got["exit"]["raw"].as_str(), Some("0:125"));
 }
+
+#[test]
+fn seed_004_expandable_segments_what_if_is_worked_out() {
+    // free 3.84 GiB = 4,123,168,604 B, reserved-but-unallocated 3.56 GiB = 3,822,520,893 B:
+    // usable = 7,945,689,497 − 2 × 20 MiB slack (41,943,040) = 7,903,746,457 B;
+    // the 4.15 GiB (4.15 × 2^30 = 4,456,028,570 B) request in 20 MiB pages: 213 × 20,971,520 = 4,466,933,760 B;
+    // margin = 7,903,746,457 − 4,466,933,760 = 3,436,812,697 B (3.20 GiB to spare).
+    let out = headroom()
+        .arg("diagnose")
+        .arg(fixture("diagnose/cuda_oom_2x_seed004.log"))
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let w = &r["expandable_what_if"];
+    assert_eq!(w["would_fit"], true);
+    assert_eq!(w["usable_bytes"], 7_903_746_457u64);
+    assert_eq!(w["margin_bytes"], 3_436_812_697i64);
+}

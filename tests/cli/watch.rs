@@ -348,3 +348,45 @@ fn the_job_leads_its_own_process_group_and_is_the_oom_killers_first_pick() {
     assert_eq!(lines[0], lines[1], "pid and process group");
     assert_eq!(lines[2], "1000");
 }
+
+#[test]
+fn a_job_spec_draws_the_planned_peak_and_a_bad_one_stops_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (plot, marker) = (dir.path().join("p.svg"), dir.path().join("ran"));
+    let out = headroom()
+        .args(["watch", "--job", "ogbn-arxiv", "--plot"])
+        .arg(&plot)
+        .args(["--", "touch"])
+        .arg(&marker)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The planner's host peak for the default arxiv job, drawn and printed.
+    let plan = headroom()
+        .args(["plan", "ogbn-arxiv", "--mem", "1T", "--format", "json"])
+        .output()
+        .unwrap();
+    let peak: serde_json::Value = serde_json::from_slice(&plan.stdout).unwrap();
+    let want = headroom::units::fmt_bytes(u(&peak, "peak_host_bytes"));
+    let svg = std::fs::read_to_string(&plot).unwrap();
+    assert!(
+        svg.contains(&format!("predicted peak {want}")),
+        "no '{want}' line in the plot"
+    );
+    let bad = headroom()
+        .args(["watch", "--job"])
+        .arg(fixture("plan/malformed.yaml"))
+        .args(["--plot"])
+        .arg(dir.path().join("q.svg"))
+        .args(["--", "touch"])
+        .arg(dir.path().join("ran2"))
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(!dir.path().join("q.svg").exists() && !dir.path().join("ran2").exists());
+}
