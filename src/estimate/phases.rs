@@ -421,6 +421,7 @@ struct EvalCtx {
     detail: bool,
 }
 
+/// The evaluate phase: its worst moment for the way evaluation loaders live.
 fn evaluate_phase(
     job: &Job,
     settings: &Settings,
@@ -430,98 +431,64 @@ fn evaluate_phase(
     train_flight: &InFlight,
     eval_gpu: &[Component],
 ) -> PhaseEstimate {
-    let detail = c.detail;
-    let w = settings.num_workers as f64;
     let csc = ds.csc as f64;
     let shm = settings.num_workers > 0 || c.we > 0;
+    let (w, we) = (settings.num_workers as f64, c.we as f64);
     // Persistent train workers idle through evaluation.
     let idle_train = if settings.persistent_workers { w } else { 0.0 };
-    let start = |b: &mut Builder| {
+    let phase = |copies: f64, shm: bool| {
+        let mut b = Builder::new(job.ranks_per_node, c.detail);
         b.add("runtime (python, torch, PyG)", c.runtime);
-        base_dataset(b, ds);
+        base_dataset(&mut b, ds);
+        add_csc(&mut b, c.csc_name, shm, copies * csc);
+        b
     };
+    // Workers running the evaluation and idle ones, as the accounting sees them.
+    let workers = |b: &mut Builder, running: f64, name: &'static str, idle: f64| {
+        b.add(name, running * c.private);
+        b.add("idle persistent workers", idle * c.private);
+        if c.rss_sum {
+            b.add(
+                "workers' apparent copies (RSS sum)",
+                (running + idle) * c.apparent,
+            );
+        }
+        b.add("model on the host (CPU training)", c.model_host_eval);
+    };
+    let eval_loader_copies = if settings.shared_sampler { 0.0 } else { 1.0 };
     match settings.eval_loaders {
         EvalLoaders::Resident => {
-            let mut b = Builder::new(job.ranks_per_node, detail);
-            start(&mut b);
-            let copies = if settings.shared_sampler {
-                1.0
-            } else {
-                1.0 + c.eval_splits
-            };
-            add_csc(&mut b, c.csc_name, shm, copies * csc);
-            b.in_flight(eval_flight, true);
-            b.add("eval workers (private pages)", c.we as f64 * c.private);
             // The validation loader's persistent workers live on while test evaluates.
-            let idle_eval = if settings.persistent_workers {
-                c.we as f64
-            } else {
-                0.0
-            };
-            b.add(
-                "idle persistent workers",
-                (idle_train + idle_eval) * c.private,
+            let idle_eval = if settings.persistent_workers { we } else { 0.0 };
+            let mut b = phase(1.0 + eval_loader_copies * c.eval_splits, shm);
+            b.in_flight(eval_flight, true);
+            workers(
+                &mut b,
+                we,
+                "eval workers (private pages)",
+                idle_train + idle_eval,
             );
-            if c.rss_sum {
-                b.add(
-                    "workers' apparent copies (RSS sum)",
-                    (c.we as f64 + idle_train + idle_eval) * c.apparent,
-                );
-            }
-            b.add("model on the host (CPU training)", c.model_host_eval);
             b.finish(Phase::Evaluate, "evaluating on the test split", eval_gpu)
         }
-        EvalLoaders::OnDemand if settings.shared_sampler => {
-            // A loader built on demand around the shared sampler adds no CSC.
-            let mut run = Builder::new(job.ranks_per_node, detail);
-            start(&mut run);
-            add_csc(&mut run, c.csc_name, shm, csc);
+        EvalLoaders::OnDemand => {
+            let mut run = phase(1.0 + eval_loader_copies, shm);
             run.in_flight(eval_flight, true);
-            run.add("eval workers (private pages)", c.we as f64 * c.private);
-            run.add("idle persistent workers", idle_train * c.private);
-            if c.rss_sum {
-                run.add(
-                    "workers' apparent copies (RSS sum)",
-                    (c.we as f64 + idle_train) * c.apparent,
+            workers(&mut run, we, "eval workers (private pages)", idle_train);
+            if settings.shared_sampler {
+                // Built around the shared sampler, the loader adds no CSC and no sort.
+                return run.finish(
+                    Phase::Evaluate,
+                    "evaluating with an on-demand loader on the shared sampler",
+                    eval_gpu,
                 );
             }
-            run.add("model on the host (CPU training)", c.model_host_eval);
-            run.finish(
-                Phase::Evaluate,
-                "evaluating with an on-demand loader on the shared sampler",
-                eval_gpu,
-            )
-        }
-        EvalLoaders::OnDemand => {
-            // Building an eval loader: the train loader's CSC, the new one and its sort.
-            let mut build = Builder::new(job.ranks_per_node, detail);
-            start(&mut build);
-            add_csc(&mut build, c.csc_name, shm, 2.0 * csc);
+            // Building it: the train loader's CSC, the new one and its sort.
+            let mut build = phase(2.0, shm);
             build.add(
                 "CSC build transient (sort, share)",
                 ds.csc_build_extra as f64,
             );
-            build.add("idle persistent workers", idle_train * c.private);
-            if c.rss_sum {
-                build.add(
-                    "workers' apparent copies (RSS sum)",
-                    idle_train * c.apparent,
-                );
-            }
-            build.add("model on the host (CPU training)", c.model_host_eval);
-            let mut run = Builder::new(job.ranks_per_node, detail);
-            start(&mut run);
-            add_csc(&mut run, c.csc_name, shm, 2.0 * csc);
-            run.in_flight(eval_flight, true);
-            run.add("eval workers (private pages)", c.we as f64 * c.private);
-            run.add("idle persistent workers", idle_train * c.private);
-            if c.rss_sum {
-                run.add(
-                    "workers' apparent copies (RSS sum)",
-                    (c.we as f64 + idle_train) * c.apparent,
-                );
-            }
-            run.add("model on the host (CPU training)", c.model_host_eval);
+            workers(&mut build, 0.0, "eval workers (private pages)", idle_train);
             let build = build.finish(
                 Phase::Evaluate,
                 "building an evaluation loader on demand",
@@ -540,15 +507,9 @@ fn evaluate_phase(
         }
         EvalLoaders::None => {
             // Only evaluate_train: the train loader iterated once more.
-            let mut b = Builder::new(job.ranks_per_node, detail);
-            start(&mut b);
-            add_csc(&mut b, c.csc_name, settings.num_workers > 0, csc);
+            let mut b = phase(1.0, settings.num_workers > 0);
             b.in_flight(train_flight, false);
-            b.add("train workers (private pages)", w * c.private);
-            if c.rss_sum {
-                b.add("workers' apparent copies (RSS sum)", w * c.apparent);
-            }
-            b.add("model on the host (CPU training)", c.model_host_eval);
+            workers(&mut b, w, "train workers (private pages)", 0.0);
             b.finish(Phase::Evaluate, "evaluating on the train split", eval_gpu)
         }
     }

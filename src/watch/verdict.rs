@@ -120,24 +120,7 @@ fn diagnosed(ev: &EndEvidence<'_>) -> Verdict {
     }
 }
 
-/// The usual name of a Linux signal number.
+/// The usual name of a Linux signal number (diagnose's table).
 pub fn signal_name(sig: i32) -> &'static str {
-    match sig {
-        1 => "SIGHUP",
-        2 => "SIGINT",
-        3 => "SIGQUIT",
-        4 => "SIGILL",
-        6 => "SIGABRT",
-        7 => "SIGBUS",
-        8 => "SIGFPE",
-        9 => "SIGKILL",
-        10 => "SIGUSR1",
-        11 => "SIGSEGV",
-        12 => "SIGUSR2",
-        13 => "SIGPIPE",
-        14 => "SIGALRM",
-        15 => "SIGTERM",
-        24 => "SIGXCPU",
-        _ => "signal",
-    }
+    crate::diagnose::exit::signal_name(sig).unwrap_or("signal")
 }
