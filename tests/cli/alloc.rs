@@ -6,24 +6,18 @@
 //! before recording began (so replayed as allocated first: a 2 MiB small-pool
 //! segment), D=alloc 400 (trace index 10).
 
-use crate::util::{fixture, headroom};
+use crate::util::{fixture, headroom, json_of};
 
 const MIB: u64 = 1 << 20;
 
 fn json(args: &[&str]) -> serde_json::Value {
-    let out = headroom()
-        .arg("simulate-alloc")
-        .arg(fixture("alloc/small.pickle"))
-        .args(args)
-        .args(["--format", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    json_of(
+        headroom()
+            .arg("simulate-alloc")
+            .arg(fixture("alloc/small.pickle"))
+            .args(args)
+            .args(["--format", "json"]),
+    )
 }
 
 #[test]

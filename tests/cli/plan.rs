@@ -2,22 +2,11 @@
 //! scenarios worked through from the mechanism, the JSON contract, exit codes
 //! and bad input.
 
-use crate::util::{fixture, headroom};
+use crate::util::{fixture, headroom, json_of};
 
 /// Runs `plan <args> --format json` and parses the report.
 fn plan_json(args: &[&str]) -> serde_json::Value {
-    let out = headroom()
-        .arg("plan")
-        .args(args)
-        .args(["--format", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "plan {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    json_of(headroom().arg("plan").args(args).args(["--format", "json"]))
 }
 
 fn phase<'a>(r: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
