@@ -69,13 +69,28 @@ fn default_margin() -> f64 {
 }
 
 /// A dataset given by name or inline.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize)]
 #[serde(untagged)]
 pub enum DatasetRef {
     /// An embedded profile name or alias.
     Name(String),
     /// A full description.
     Inline(Box<DatasetProfile>),
+}
+
+impl<'de> Deserialize<'de> for DatasetRef {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        match serde_yaml::Value::deserialize(d)? {
+            serde_yaml::Value::String(name) => Ok(DatasetRef::Name(name)),
+            v @ serde_yaml::Value::Mapping(_) => serde_yaml::from_value(v)
+                .map(|p| DatasetRef::Inline(Box::new(p)))
+                .map_err(|e| D::Error::custom(format!("dataset: {e}"))),
+            _ => Err(D::Error::custom(
+                "dataset must be a profile name (ogbn-papers100m) or a mapping {nodes, edges, features, ...}",
+            )),
+        }
+    }
 }
 
 /// Message-passing layer families the GPU model knows.
