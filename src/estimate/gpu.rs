@@ -78,7 +78,7 @@ pub fn gnn_params(
 }
 
 /// (saved for backward, transient while computing) bytes of one layer.
-fn layer_activations(
+pub(super) fn layer_activations(
     conv: Conv,
     s: f64,
     es: f64,
@@ -275,105 +275,6 @@ pub fn cuda_context_bytes(job: &Job, coeffs: &Coefficients) -> u64 {
 /// Allocator reserve on top of the per-batch allocations.
 pub fn reserve(coeffs: &Coefficients, dynamic: u64) -> u64 {
     (dynamic as f64 * coeffs.allocator_reserve_fraction) as u64
-}
-
-/// Parameter tensors' bytes, one per layer (float32).
-fn layer_params(job: &Job) -> Vec<u64> {
-    match &job.model {
-        ModelKind::Gnn {
-            conv,
-            layers,
-            hidden,
-            heads,
-        } => {
-            let d = &job.dataset;
-            gnn_layer_params(*conv, *layers, d.features, *hidden, *heads, d.classes)
-                .into_iter()
-                .map(|p| 4 * p)
-                .collect()
-        }
-        ModelKind::Generic { params, .. } => vec![4 * params],
-    }
-}
-
-/// One training step as the allocator sees it, at the mean batch of `stats`:
-/// parameters, the batch's tensors, each layer's saved activations with its
-/// message-passing transient, gradients, optimizer state. The simulator scales
-/// the per-batch tensors by each batch's size factor (cv = sd / mean).
-pub fn step_shape(job: &Job, stats: &SampleStats, seeds: u64) -> crate::alloc::GnnStepShape {
-    let params = layer_params(job);
-    let state_per_param = match job.optimizer {
-        Optimizer::Adam | Optimizer::Adamw => 2,
-        Optimizer::Momentum => 1,
-        Optimizer::Sgd => 0,
-    };
-    let optimizer = params
-        .iter()
-        .flat_map(|&p| std::iter::repeat_n(p, state_per_param))
-        .collect();
-    let (s, es) = (stats.mean_nodes, stats.mean_edges);
-    let (batch_inputs, saved, transients) = match &job.model {
-        ModelKind::Gnn {
-            conv,
-            layers,
-            hidden,
-            heads,
-        } => {
-            let d = &job.dataset;
-            let inputs = vec![
-                s * (d.features * d.feature_dtype.size()) as f64,
-                s * 8.0,
-                es * 16.0,
-                es * 8.0,
-                seeds as f64 * 8.0,
-            ];
-            let (mut saved, mut transients) = (Vec::new(), Vec::new());
-            let mut d_in = d.features as f64;
-            for l in 0..*layers {
-                let last = l + 1 == *layers;
-                let d_out = if last {
-                    d.classes.max(1) as f64
-                } else {
-                    *hidden as f64
-                };
-                let h = if last { 1.0 } else { *heads as f64 };
-                let (sv, tr) = layer_activations(*conv, s, es, d_in, d_out, h, last);
-                saved.push(sv);
-                transients.push(tr);
-                d_in = d_out * h;
-            }
-            (inputs, saved, transients)
-        }
-        ModelKind::Generic {
-            activation_bytes_per_sample,
-            input_bytes_per_sample,
-            ..
-        } => {
-            // Layers unknown: the activations as eight equal tensors in forward order.
-            let act = *activation_bytes_per_sample as f64 * s / 8.0;
-            (
-                vec![*input_bytes_per_sample as f64 * s],
-                vec![act; 8],
-                vec![],
-            )
-        }
-    };
-    let bytes = |v: Vec<f64>| v.into_iter().map(|b| b.max(1.0) as u64).collect();
-    crate::alloc::GnnStepShape {
-        parameters: params.clone(),
-        optimizer_state_first_step: optimizer,
-        batch_inputs: bytes(batch_inputs),
-        saved_activations: bytes(saved),
-        transients: bytes(transients),
-        param_grads: params,
-        retained_outputs: vec![],
-        steps_per_epoch: 0,
-        size_cv: if stats.mean_nodes > 0.0 {
-            stats.sd_nodes / stats.mean_nodes
-        } else {
-            0.0
-        },
-    }
 }
 
 #[cfg(test)]

@@ -5,26 +5,31 @@
 //! Peak memory is a maximum over phases (load, build loaders, train,
 //! evaluate), never a sum of averages; see DESIGN.md for each mechanism.
 
+mod batches;
+mod builder;
 mod coefficients;
 mod dataset;
 pub mod degree;
+mod evaluate;
 pub mod fanout;
 mod gpu;
 mod host;
+mod phase;
 mod phases;
 #[cfg(test)]
 mod props;
+mod step_shape;
 
+pub use batches::{BatchModel, Prepared, batch_stats};
 pub use coefficients::{
     CalibrationFile, Coefficients, default_calibration_path, load_coefficients,
 };
 pub use dataset::DatasetBytes;
 pub use fanout::SampleStats;
-pub use gpu::{GpuBreakdown, cuda_context_bytes, gpu_breakdown, step_shape};
-pub use phases::{
-    BatchModel, Component, Estimate, Phase, PhaseEstimate, Prepared, batch_stats, estimate,
-    estimate_with,
-};
+pub use gpu::{GpuBreakdown, cuda_context_bytes, gpu_breakdown};
+pub use phase::{Component, Estimate, Phase, PhaseEstimate};
+pub use phases::{estimate, estimate_with};
+pub use step_shape::step_shape;
 
 use serde::{Deserialize, Serialize};
 

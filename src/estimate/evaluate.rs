@@ -1,0 +1,117 @@
+//! The evaluate phase: what is alive while the validation and test loaders
+//! are built (on demand) or used (resident), with the workers running them,
+//! the persistent ones idling, and how the accounting mode counts them.
+
+use super::Settings;
+use super::builder::{Builder, add_csc, base_dataset};
+use super::dataset::DatasetBytes;
+use super::host::InFlight;
+use super::phase::{Component, Phase, PhaseEstimate};
+use crate::spec::{EvalLoaders, Job};
+
+/// What the evaluate phase needs from the rest of the estimate.
+pub(super) struct EvalCtx {
+    pub(super) runtime: f64,
+    pub(super) csc_name: &'static str,
+    pub(super) eval_splits: f64,
+    pub(super) we: u32,
+    pub(super) private: f64,
+    pub(super) apparent: f64,
+    pub(super) model_host_eval: f64,
+    pub(super) rss_sum: bool,
+    pub(super) detail: bool,
+}
+
+/// The evaluate phase: its worst moment for the way evaluation loaders live.
+pub(super) fn evaluate_phase(
+    job: &Job,
+    settings: &Settings,
+    ds: &DatasetBytes,
+    c: EvalCtx,
+    eval_flight: &InFlight,
+    train_flight: &InFlight,
+    eval_gpu: &[Component],
+) -> PhaseEstimate {
+    let csc = ds.csc as f64;
+    let shm = settings.num_workers > 0 || c.we > 0;
+    let (w, we) = (settings.num_workers as f64, c.we as f64);
+    // Persistent train workers idle through evaluation.
+    let idle_train = if settings.persistent_workers { w } else { 0.0 };
+    let phase = |copies: f64, shm: bool| {
+        let mut b = Builder::new(job.ranks_per_node, c.detail);
+        b.add("runtime (python, torch, PyG)", c.runtime);
+        base_dataset(&mut b, ds);
+        add_csc(&mut b, c.csc_name, shm, copies * csc);
+        b
+    };
+    // Workers running the evaluation and idle ones, as the accounting sees them.
+    let workers = |b: &mut Builder, running: f64, name: &'static str, idle: f64| {
+        b.add(name, running * c.private);
+        b.add("idle persistent workers", idle * c.private);
+        if c.rss_sum {
+            b.add(
+                "workers' apparent copies (RSS sum)",
+                (running + idle) * c.apparent,
+            );
+        }
+        b.add("model on the host (CPU training)", c.model_host_eval);
+    };
+    let eval_loader_copies = if settings.shared_sampler { 0.0 } else { 1.0 };
+    match settings.eval_loaders {
+        EvalLoaders::Resident => {
+            // The validation loader's persistent workers live on while test evaluates.
+            let idle_eval = if settings.persistent_workers { we } else { 0.0 };
+            let mut b = phase(1.0 + eval_loader_copies * c.eval_splits, shm);
+            b.in_flight(eval_flight, true);
+            workers(
+                &mut b,
+                we,
+                "eval workers (private pages)",
+                idle_train + idle_eval,
+            );
+            b.finish(Phase::Evaluate, "evaluating on the test split", eval_gpu)
+        }
+        EvalLoaders::OnDemand => {
+            let mut run = phase(1.0 + eval_loader_copies, shm);
+            run.in_flight(eval_flight, true);
+            workers(&mut run, we, "eval workers (private pages)", idle_train);
+            if settings.shared_sampler {
+                // Built around the shared sampler, the loader adds no CSC and no sort.
+                return run.finish(
+                    Phase::Evaluate,
+                    "evaluating with an on-demand loader on the shared sampler",
+                    eval_gpu,
+                );
+            }
+            // Building it: the train loader's CSC, the new one and its sort.
+            let mut build = phase(2.0, shm);
+            build.add(
+                "CSC build transient (sort, share)",
+                ds.csc_build_extra as f64,
+            );
+            workers(&mut build, 0.0, "eval workers (private pages)", idle_train);
+            let build = build.finish(
+                Phase::Evaluate,
+                "building an evaluation loader on demand",
+                eval_gpu,
+            );
+            let run = run.finish(
+                Phase::Evaluate,
+                "evaluating with the on-demand loader",
+                eval_gpu,
+            );
+            if build.host_bytes >= run.host_bytes {
+                build
+            } else {
+                run
+            }
+        }
+        EvalLoaders::None => {
+            // Only evaluate_train: the train loader iterated once more.
+            let mut b = phase(1.0, settings.num_workers > 0);
+            b.in_flight(train_flight, false);
+            workers(&mut b, w, "train workers (private pages)", 0.0);
+            b.finish(Phase::Evaluate, "evaluating on the train split", eval_gpu)
+        }
+    }
+}
