@@ -3,6 +3,8 @@
 
 pub mod cli;
 pub mod gpu_sim;
+mod planner;
+mod recommend;
 mod render;
 pub mod search;
 mod speed;
@@ -10,15 +12,12 @@ pub mod verdict;
 
 use serde::Serialize;
 
-use std::collections::HashMap;
-
-use crate::estimate::{
-    BatchModel, Coefficients, Estimate, Phase, PhaseEstimate, Prepared, SampleStats, Settings,
-    estimate,
-};
+use crate::estimate::{Coefficients, PhaseEstimate, SampleStats, Settings};
 use crate::spec::{Accounting, Job};
 use gpu_sim::GpuSimulation;
-use verdict::{Failure, Limits, judge, peaks};
+use planner::Planner;
+use recommend::recommendation;
+use verdict::{Failure, Limits, peaks};
 
 /// The report `plan` and `check` print.
 #[derive(Debug, Clone, Serialize)]
@@ -117,74 +116,6 @@ pub struct Change {
     pub saves_gpu_bytes: i64,
 }
 
-/// Estimates with the GPU's allocator simulated, cached per (batch, fanout,
-/// device size): nothing else changes what the GPU sees.
-struct Planner<'a> {
-    job: &'a Job,
-    coeffs: &'a Coefficients,
-    prep: Prepared,
-    sims: HashMap<(u64, Vec<i64>, u64), GpuSimulation>,
-}
-
-impl<'a> Planner<'a> {
-    fn new(job: &'a Job, coeffs: &'a Coefficients) -> Self {
-        Planner {
-            job,
-            coeffs,
-            prep: Prepared::new(job),
-            sims: HashMap::new(),
-        }
-    }
-
-    fn simulate(&mut self, s: &Settings, device: u64) -> GpuSimulation {
-        let (job, coeffs, prep) = (self.job, self.coeffs, &self.prep);
-        self.sims
-            .entry((s.batch_size, s.fanout.clone(), device))
-            .or_insert_with(|| {
-                let bm = BatchModel::new(job, s, prep);
-                let context = crate::estimate::cuda_context_bytes(job, coeffs);
-                gpu_sim::simulate(
-                    job,
-                    &bm,
-                    s.batch_size,
-                    context,
-                    device,
-                    &job.alloc_conf.with_expandable(false),
-                )
-            })
-            .clone()
-    }
-
-    /// The estimate at `s`, its training GPU simulated on the card less the
-    /// margin when a GPU is budgeted.
-    fn estimate(&mut self, s: &Settings) -> (Estimate, Option<GpuSimulation>) {
-        let mut est = estimate(self.job, s, self.coeffs);
-        let limits = Limits::of(self.job);
-        let (Some(capacity), crate::spec::Device::Cuda) = (limits.gpu, self.job.device) else {
-            return (est, None);
-        };
-        let sim = self.simulate(s, (capacity as f64 * (1.0 - limits.margin)) as u64);
-        gpu_sim::apply(&mut est, &sim, s.expandable_segments);
-        (est, Some(sim))
-    }
-
-    /// The verdict at `s`: the first budget exceeded in run order, the
-    /// simulated allocator failing in training counted as the GPU's.
-    fn judge(&mut self, s: &Settings) -> (Estimate, Option<GpuSimulation>, Option<Failure>) {
-        let (est, sim) = self.estimate(s);
-        let limits = Limits::of(self.job);
-        let mut failure = judge(self.job, &est, &limits, sim.is_some());
-        if let Some(g) = &sim
-            && g.run(s.expandable_segments).oom.is_some()
-            && failure.as_ref().is_none_or(|f| f.phase >= Phase::Train)
-        {
-            let full = limits.gpu.map(|c| self.simulate(s, c));
-            failure = verdict::simulated_oom(g, full.as_ref(), s.expandable_segments);
-        }
-        (est, sim, failure)
-    }
-}
-
 /// Plans `job`: estimate, verdict, recommendation.
 pub fn plan(job: &Job, coeffs: &Coefficients, source: &str, warnings: Vec<String>) -> PlanReport {
     let mut planner = Planner::new(job, coeffs);
@@ -233,91 +164,5 @@ pub fn plan(job: &Job, coeffs: &Coefficients, source: &str, warnings: Vec<String
         gpu_simulation,
         coefficients: coeffs.source.clone(),
         warnings,
-    }
-}
-
-/// Describes `found` as changes from the job's settings, each with its saving.
-fn recommendation(planner: &mut Planner, to: &Settings, epoch_seconds: f64) -> Recommendation {
-    let mut cur = planner.job.settings.clone();
-    let mut peak = |s: &Settings| {
-        let (h, _, g, _) = peaks(&planner.estimate(s).0);
-        (h as i64, g as i64)
-    };
-    let mut last = peak(&cur);
-    let mut changes = Vec::new();
-    macro_rules! step {
-        ($field:ident, $name:expr, $fmt:expr) => {
-            if cur.$field != to.$field {
-                let from = $fmt(&cur.$field);
-                cur.$field = to.$field.clone();
-                let now = peak(&cur);
-                changes.push(Change {
-                    setting: $name,
-                    how: how($name),
-                    from,
-                    to: $fmt(&to.$field),
-                    saves_host_bytes: last.0 - now.0,
-                    saves_gpu_bytes: last.1 - now.1,
-                });
-                last = now;
-            }
-        };
-    }
-    step!(shared_sampler, "shared_sampler", |v: &bool| v.to_string());
-    step!(is_sorted, "is_sorted", |v: &bool| v.to_string());
-    step!(
-        eval_loaders,
-        "eval_loaders",
-        |v: &crate::spec::EvalLoaders| v.to_string()
-    );
-    step!(num_workers, "num_workers", |v: &u32| v.to_string());
-    step!(persistent_workers, "persistent_workers", |v: &bool| v
-        .to_string());
-    step!(prefetch_factor, "prefetch_factor", |v: &u32| v.to_string());
-    step!(pin_memory, "pin_memory", |v: &bool| v.to_string());
-    step!(fanout, "fanout", |v: &Vec<i64>| format!("{v:?}"));
-    step!(batch_size, "batch_size", |v: &u64| v.to_string());
-    step!(expandable_segments, "expandable_segments", |v: &bool| v
-        .to_string());
-    Recommendation {
-        batch_size: to.batch_size,
-        fanout: to.fanout.clone(),
-        num_workers: to.num_workers,
-        persistent_workers: to.persistent_workers,
-        eval_loaders: to.eval_loaders,
-        pin_memory: to.pin_memory,
-        prefetch_factor: to.prefetch_factor,
-        shared_sampler: to.shared_sampler,
-        is_sorted: to.is_sorted,
-        expandable_segments: to.expandable_segments,
-        peak_host_bytes: last.0 as u64,
-        peak_gpu_bytes: last.1 as u64,
-        epoch_seconds,
-        changes,
-    }
-}
-
-/// What to write in the training script for each recommended change.
-fn how(setting: &str) -> &'static str {
-    match setting {
-        "shared_sampler" => {
-            "build one NeighborSampler(data, num_neighbors) and pass neighbor_sampler= to every NeighborLoader"
-        }
-        "is_sorted" => {
-            "sort edge_index by destination once (sort_edge_index(..., sort_by_row=False)), save it, pass is_sorted=True"
-        }
-        "eval_loaders" => {
-            "resident: build val/test loaders once at start; on_demand: build, use and del them at each evaluation"
-        }
-        "num_workers" => "NeighborLoader(num_workers=...)",
-        "persistent_workers" => "NeighborLoader(persistent_workers=...)",
-        "prefetch_factor" => "NeighborLoader(prefetch_factor=...)",
-        "pin_memory" => "NeighborLoader(pin_memory=...)",
-        "fanout" => "NeighborLoader(num_neighbors=[...])",
-        "batch_size" => "NeighborLoader(batch_size=...); scale the learning rate with it",
-        "expandable_segments" => {
-            "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (PyTorch >= 2.1)"
-        }
-        _ => "",
     }
 }
