@@ -55,6 +55,9 @@ pub struct JobArgs {
     /// How the host limit counts memory.
     #[arg(long, value_enum)]
     pub accounting: Option<Accounting>,
+    /// PYTORCH_CUDA_ALLOC_CONF to plan with (e.g. expandable_segments:True).
+    #[arg(long)]
+    pub alloc_conf: Option<String>,
     /// Size of /dev/shm to check against (containers default to 64M).
     #[arg(long)]
     pub shm: Option<String>,
@@ -162,6 +165,9 @@ impl JobArgs {
         }
         if let Some(a) = self.accounting {
             spec.budget.accounting = a;
+        }
+        if let Some(c) = &self.alloc_conf {
+            spec.budget.alloc_conf = Some(c.clone());
         }
         if let Some(s) = &self.shm {
             spec.budget.shm = Some(size("--shm", s, BareNumber::Refuse)?);

@@ -116,6 +116,9 @@ pub struct Change {
     pub saves_gpu_bytes: i64,
 }
 
+/// Batch-size/fanout pairs the verification simulates before it gives up.
+const MAX_GPU_REJECTS: usize = 64;
+
 /// Plans `job`: estimate, verdict, recommendation.
 pub fn plan(job: &Job, coeffs: &Coefficients, source: &str, warnings: Vec<String>) -> PlanReport {
     let mut planner = Planner::new(job, coeffs);
@@ -124,20 +127,29 @@ pub fn plan(job: &Job, coeffs: &Coefficients, source: &str, warnings: Vec<String
     let (peak_host, host_phase, peak_gpu, gpu_phase) = peaks(&est);
     let (found, searched) = search::search(job, coeffs);
     // The search judged the GPU on its tensors; verify the best candidates
-    // with the simulated allocator, as configured and then with expandable segments.
+    // with the simulated allocator, as configured and then with expandable
+    // segments. What fails there depends on batch size and fanout alone, so a
+    // pair that fails both ways is skipped from then on.
     let mut recommended = None;
-    for f in found.into_iter().take(400) {
+    let mut gpu_fails: std::collections::HashSet<(u64, Vec<i64>)> = Default::default();
+    for f in found {
+        let key = (f.settings.batch_size, f.settings.fanout.clone());
+        if gpu_fails.contains(&key) {
+            continue;
+        }
         let mut s = f.settings.clone();
-        if planner.judge(&s).2.is_none() {
+        let mut ok = planner.judge(&s).2.is_none();
+        if !ok && !s.expandable_segments {
+            s.expandable_segments = true;
+            ok = planner.judge(&s).2.is_none();
+        }
+        if ok {
             recommended = Some(recommendation(&mut planner, &s, f.epoch_seconds));
             break;
         }
-        if !s.expandable_segments {
-            s.expandable_segments = true;
-            if planner.judge(&s).2.is_none() {
-                recommended = Some(recommendation(&mut planner, &s, f.epoch_seconds));
-                break;
-            }
+        gpu_fails.insert(key);
+        if gpu_fails.len() >= MAX_GPU_REJECTS {
+            break;
         }
     }
     let min_host =

@@ -71,7 +71,8 @@ impl<'a> Planner<'a> {
         let mut failure = judge(self.job, &est, &limits, sim.is_some());
         if let Some(g) = &sim
             && g.run(s.expandable_segments).oom.is_some()
-            && failure.as_ref().is_none_or(|f| f.phase >= Phase::Train)
+            // A host kill in training is not masked; one only inside the margin is.
+            && failure.as_ref().is_none_or(|f| f.phase > Phase::Train || (f.phase == Phase::Train && !f.over_limit))
         {
             let full = limits.gpu.map(|c| self.simulate(s, c));
             failure = verdict::simulated_oom(g, full.as_ref(), s.expandable_segments);

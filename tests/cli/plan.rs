@@ -144,6 +144,12 @@ fn every_recommendation_fits_when_planned_again() {
             rec["pin_memory"].to_string(),
             "--persistent-workers".into(),
             rec["persistent_workers"].to_string(),
+            "--alloc-conf".into(),
+            if rec["expandable_segments"] == true {
+                "expandable_segments:True".into()
+            } else {
+                String::new()
+            },
         ];
         args.extend(["--format".into(), "json".into()]);
         let out = headroom().arg("check").args(&args).output().unwrap();
@@ -364,4 +370,51 @@ fn the_gpu_simulation_includes_the_runs_largest_batch() {
     assert_eq!(sim["steps_in_run"], 19_300);
     assert_eq!(sim["steps_simulated"], 2_000);
     assert!(sim["configured"]["oom"].is_null());
+}
+
+#[test]
+fn a_gpu_bound_job_gets_the_largest_batch_that_the_simulation_lets_through() {
+    // On a T4 a 65,536-seed products batch fails at its first step; the
+    // recommendation must come down in batch size (fanout weighs double, so
+    // it stays) and then plan as fitting.
+    let r = plan_json(&[
+        "ogbn-products",
+        "--mem",
+        "64G",
+        "--gpu",
+        "t4",
+        "--batch-size",
+        "65536",
+        "--fanout",
+        "25,15",
+    ]);
+    assert_eq!(r["predicted_exit_code"], 1);
+    let rec = &r["recommended"];
+    let batch = rec["batch_size"].as_u64().unwrap();
+    assert!(batch < 65_536, "{rec}");
+    assert_eq!(rec["fanout"], serde_json::json!([25, 15]));
+    let mut args = vec![
+        "ogbn-products".to_string(),
+        "--mem".into(),
+        "64G".into(),
+        "--gpu".into(),
+        "t4".into(),
+    ];
+    args.extend([
+        "--batch-size".into(),
+        batch.to_string(),
+        "--fanout".into(),
+        "25,15".into(),
+    ]);
+    if rec["expandable_segments"] == true {
+        // The job spec route: PYTORCH_CUDA_ALLOC_CONF as budget.alloc_conf.
+        let dir = tempfile::tempdir().unwrap();
+        let spec = dir.path().join("job.yaml");
+        std::fs::write(&spec, format!("dataset: ogbn-products\nloader: {{batch_size: {batch}, fanout: [25, 15]}}\nbudget: {{host: 64G, gpu: t4, alloc_conf: \"expandable_segments:True\"}}\n")).unwrap();
+        let again = plan_json(&[spec.to_str().unwrap()]);
+        assert_eq!(again["fits"], true, "{again}");
+    } else {
+        let refs: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+        assert_eq!(plan_json(&refs)["fits"], true);
+    }
 }
