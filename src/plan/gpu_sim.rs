@@ -12,6 +12,11 @@ use crate::spec::Job;
 /// Steps simulated at most; the run's largest batch is always one of them.
 const MAX_STEPS: u64 = 2000;
 
+/// The step at which a simulation of `steps` steps meets the run's largest batch.
+pub fn largest_batch_step(steps: u64) -> usize {
+    (steps / 2) as usize
+}
+
 /// The outcome of one simulated run.
 #[derive(Debug, Clone, Serialize)]
 pub struct SimRun {
@@ -19,8 +24,19 @@ pub struct SimRun {
     pub peak_reserved_bytes: u64,
     /// Highest bytes allocated to tensors.
     pub peak_allocated_bytes: u64,
-    /// The OOM message PyTorch would print, and after how many steps.
-    pub oom: Option<(usize, String)>,
+    /// The OOM, if the run hit one.
+    pub oom: Option<SimOom>,
+}
+
+/// Where a simulated run ran out of memory.
+#[derive(Debug, Clone, Serialize)]
+pub struct SimOom {
+    /// Steps completed before the failing one.
+    pub step: usize,
+    /// Allocated plus the failed request: what that step needed from the allocator.
+    pub need_bytes: u64,
+    /// The message PyTorch would print.
+    pub message: String,
 }
 
 /// The simulated GPU of a plan.
@@ -75,7 +91,13 @@ pub fn simulate(
     let factors: Vec<f64> = size_factors(shape.size_cv, 0x5EED)
         .take(steps as usize)
         .enumerate()
-        .map(|(i, f)| if i as u64 == steps / 2 { largest } else { f })
+        .map(|(i, f)| {
+            if i == largest_batch_step(steps) {
+                largest
+            } else {
+                f
+            }
+        })
         .collect();
     let device = DeviceMemory::new(device_bytes, context);
     let run = |conf: &AllocConf| {
@@ -87,7 +109,11 @@ pub fn simulate(
         SimRun {
             peak_reserved_bytes: out.peak_reserved_bytes,
             peak_allocated_bytes: out.peak_allocated_bytes,
-            oom: out.oom.map(|o| (o.step, o.message)),
+            oom: out.oom.map(|o| SimOom {
+                step: o.step,
+                need_bytes: o.state.allocated_bytes + o.state.requested_bytes,
+                message: o.message,
+            }),
         }
     };
     GpuSimulation {

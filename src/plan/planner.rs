@@ -75,7 +75,8 @@ impl<'a> Planner<'a> {
             && failure.as_ref().is_none_or(|f| f.phase > Phase::Train || (f.phase == Phase::Train && !f.over_limit))
         {
             let full = limits.gpu.map(|c| self.simulate(s, c));
-            failure = verdict::simulated_oom(g, full.as_ref(), s.expandable_segments);
+            failure =
+                verdict::simulated_oom(self.job, &est, g, full.as_ref(), s.expandable_segments);
         }
         (est, sim, failure)
     }

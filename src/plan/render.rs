@@ -172,7 +172,7 @@ impl Report for PlanReport {
                     fmt_bytes(r.peak_reserved_bytes),
                     fmt_bytes(r.peak_allocated_bytes)
                 ),
-                Some((step, _)) => format!("fails at step {}", step + 1),
+                Some(o) => format!("fails at step {}", o.step + 1),
             };
             writeln!(
                 w,

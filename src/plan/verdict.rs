@@ -52,9 +52,11 @@ impl Limits {
     pub fn of(job: &Job) -> Limits {
         Limits {
             host: job.host_budget,
+            // A job that trains on the CPU has no GPU budget to meet.
             gpu: job
                 .gpu
                 .as_ref()
+                .filter(|_| job.device == crate::spec::Device::Cuda)
                 .map(|g| g.pytorch_total_bytes.unwrap_or(g.total_bytes())),
             shm: job.shm,
             margin: job.margin,
@@ -107,7 +109,7 @@ pub fn judge(job: &Job, est: &Estimate, limits: &Limits, simulated_train: bool) 
         } else {
             *limits
         };
-        match judge_phase(job, est, p, &l) {
+        match judge_phase(job, p, &l) {
             Some(f) if f.over_limit => return Some(f),
             Some(f) if margin_only.is_none() => margin_only = Some(f),
             _ => {}
@@ -116,7 +118,7 @@ pub fn judge(job: &Job, est: &Estimate, limits: &Limits, simulated_train: bool) 
     margin_only
 }
 
-fn judge_phase(job: &Job, est: &Estimate, p: &PhaseEstimate, l: &Limits) -> Option<Failure> {
+fn judge_phase(job: &Job, p: &PhaseEstimate, l: &Limits) -> Option<Failure> {
     if let Some(shm) = l.shm
         && p.shm_bytes > shm
     {
@@ -167,18 +169,13 @@ fn judge_phase(job: &Job, est: &Estimate, p: &PhaseEstimate, l: &Limits) -> Opti
         && p.gpu_bytes > l.usable(gpu)
     {
         let over = p.gpu_bytes > gpu;
-        let when = if p.phase == Phase::Train && over {
-            first_failure_epoch(job, est, p, gpu)
-        } else {
-            String::new()
-        };
         return Some(Failure {
             budget: Budget::Gpu,
             phase: p.phase,
             exit_code: 1,
             over_limit: over,
             message: format!(
-                "GPU memory {} {} the {} card in {}{when}: torch.OutOfMemoryError (CUDA out of memory), a Python traceback and exit 1",
+                "GPU memory {} {} the {} card in {}: torch.OutOfMemoryError (CUDA out of memory), a Python traceback and exit 1",
                 crate::units::fmt_bytes(p.gpu_bytes),
                 if over {
                     "exceeds"
@@ -194,28 +191,23 @@ fn judge_phase(job: &Job, est: &Estimate, p: &PhaseEstimate, l: &Limits) -> Opti
 }
 
 /// When only the run's largest batches overflow, the epoch in which the first
-/// one is expected: batch sizes are near-normal and the per-batch part of GPU
-/// memory (batch, activations, their reserve) grows in proportion to the nodes.
-fn first_failure_epoch(job: &Job, est: &Estimate, p: &PhaseEstimate, cap: u64) -> String {
+/// one is expected: batch sizes are near-normal, and what a batch needs beyond
+/// the `fixed` memory (context, parameters, gradients, optimizer state) grows
+/// in proportion to its nodes; the largest batch needed `need_at_tail`.
+fn first_failure_epoch(
+    job: &Job,
+    est: &Estimate,
+    fixed: u64,
+    need_at_tail: u64,
+    cap: u64,
+) -> String {
     let b = &est.train_batch;
-    let fixed: u64 = p
-        .gpu
-        .iter()
-        .filter(|c| {
-            matches!(
-                c.name,
-                "CUDA context" | "parameters" | "gradients" | "optimizer state"
-            )
-        })
-        .map(|c| c.bytes)
-        .sum();
-    let dynamic = p.gpu_bytes.saturating_sub(fixed) as f64;
+    let dynamic = need_at_tail.saturating_sub(fixed) as f64;
     if b.sd_nodes <= 0.0 || dynamic <= 0.0 || b.tail_nodes <= 0.0 {
         return String::new();
     }
-    let room = cap.saturating_sub(fixed) as f64;
-    let fits_nodes = b.tail_nodes * room / dynamic;
-    if fits_nodes >= b.tail_nodes {
+    let fits_nodes = b.tail_nodes * cap.saturating_sub(fixed) as f64 / dynamic;
+    if fits_nodes <= b.mean_nodes || fits_nodes >= b.tail_nodes {
         return String::new();
     }
     let unit = if matches!(job.model, crate::spec::ModelKind::Generic { .. }) {
@@ -223,9 +215,6 @@ fn first_failure_epoch(job: &Job, est: &Estimate, p: &PhaseEstimate, cap: u64) -
     } else {
         "sampled nodes"
     };
-    if fits_nodes <= b.mean_nodes {
-        return " from the first batches on".into();
-    }
     let z = (fits_nodes - b.mean_nodes) / b.sd_nodes;
     let p_over = 0.5 * erfc(z / std::f64::consts::SQRT_2);
     let per_epoch = job.dataset.splits().train.div_ceil(est.train_seeds.max(1)) as f64;
@@ -234,7 +223,7 @@ fn first_failure_epoch(job: &Job, est: &Estimate, p: &PhaseEstimate, cap: u64) -
     }
     let epoch = (1.0 / p_over / per_epoch).ceil().max(1.0);
     format!(
-        ", only at the run's largest batches (over {fits_nodes:.1} {unit}, about one batch in {:.0}): expected around epoch {epoch:.0}",
+        "; only the run's largest batches fail (over {fits_nodes:.1} {unit}, about one batch in {:.0}): the first is expected around epoch {epoch:.0}",
         1.0 / p_over
     )
 }
@@ -243,17 +232,40 @@ fn first_failure_epoch(job: &Job, est: &Estimate, p: &PhaseEstimate, cap: u64) -
 /// `sim` ran on the card less the margin; `full`, run only when that failed,
 /// on the whole card tells a real OOM from one inside the margin.
 pub fn simulated_oom(
+    job: &Job,
+    est: &Estimate,
     sim: &super::gpu_sim::GpuSimulation,
     full: Option<&super::gpu_sim::GpuSimulation>,
     expandable: bool,
 ) -> Option<Failure> {
-    let (step, message) = sim.run(expandable).oom.as_ref()?;
-    let real = full.and_then(|f| f.run(expandable).oom.as_ref());
-    let (step, message, over) = match real {
-        Some((s, m)) => (s, m, true),
-        None => (step, message, false),
-    };
+    let mut oom = sim.run(expandable).oom.as_ref()?;
+    let mut device = sim.device_bytes;
+    let real = full.and_then(|f| f.run(expandable).oom.as_ref().map(|o| (o, f.device_bytes)));
+    let over = real.is_some();
+    if let Some((o, d)) = real {
+        (oom, device) = (o, d);
+    }
+    let (step, message) = (&oom.step, &oom.message);
     let first = message.lines().next().unwrap_or(message);
+    // Every batch before the run's largest went through: when does one that large come?
+    let when = if *step == super::gpu_sim::largest_batch_step(sim.steps_simulated) {
+        let fixed = est
+            .phases
+            .iter()
+            .filter(|p| p.phase == Phase::Train)
+            .flat_map(|p| &p.gpu)
+            .filter(|c| {
+                matches!(
+                    c.name,
+                    "CUDA context" | "parameters" | "gradients" | "optimizer state"
+                )
+            })
+            .map(|c| c.bytes)
+            .sum();
+        first_failure_epoch(job, est, fixed, oom.need_bytes + sim.context_bytes, device)
+    } else {
+        String::new()
+    };
     let rescue = if !expandable && sim.expandable.oom.is_none() {
         "; with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True the same run completes"
     } else {
@@ -265,7 +277,7 @@ pub fn simulated_oom(
         exit_code: 1,
         over_limit: over,
         message: format!(
-            "{} step {} of {} simulated: \"{first}\"{rescue}; torch.OutOfMemoryError, a Python traceback and exit 1",
+            "{} step {} of {} simulated: \"{first}\"{when}{rescue}; torch.OutOfMemoryError, a Python traceback and exit 1",
             if over {
                 "the caching allocator fails at"
             } else {

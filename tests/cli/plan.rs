@@ -348,7 +348,7 @@ fn when_expandable_segments_alone_rescues_the_gpu_it_is_the_recommendation() {
     ]);
     let sim = &r["gpu_simulation"];
     assert!(
-        sim["configured"]["oom"].is_array(),
+        sim["configured"]["oom"].is_object(),
         "configured run should fail: {sim}"
     );
     assert!(
