@@ -418,3 +418,36 @@ fn a_gpu_bound_job_gets_the_largest_batch_that_the_simulation_lets_through() {
         assert_eq!(plan_json(&refs)["fits"], true);
     }
 }
+
+#[test]
+fn seed_004_fails_only_at_its_largest_batches_and_says_when() {
+    // 8,000 batches × 300 epochs = 2.4 million steps; 2,000 simulated, the
+    // run's largest batch at step 1,001: everything before it goes through.
+    let r = plan_json(&["seed-004-gpu"]);
+    let msg = r["failure"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("fails at step 1001 of 2000 simulated"),
+        "{msg}"
+    );
+    assert!(msg.contains("only the run's largest batches fail"), "{msg}");
+    assert!(msg.contains("expected around epoch"), "{msg}");
+    assert_eq!(r["gpu_simulation"]["steps_in_run"], 2_400_000);
+}
+
+#[test]
+fn a_job_that_trains_on_the_cpu_is_not_judged_against_a_gpu() {
+    let r = plan_json(&[
+        "ogbn-products",
+        "--mem",
+        "64G",
+        "--gpu",
+        "t4",
+        "--device",
+        "cpu",
+        "--batch-size",
+        "65536",
+    ]);
+    assert!(r["gpu_simulation"].is_null());
+    assert!(r["limits"]["gpu"].is_null());
+    assert_ne!(r["failure"]["budget"], "gpu");
+}
