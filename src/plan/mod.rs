@@ -114,6 +114,8 @@ pub struct Change {
     pub saves_host_bytes: i64,
     /// GPU peak saved by this change after the ones before it.
     pub saves_gpu_bytes: i64,
+    /// /dev/shm peak saved by this change after the ones before it.
+    pub saves_shm_bytes: i64,
 }
 
 /// Batch-size/fanout pairs the verification simulates before it gives up.

@@ -1,5 +1,5 @@
 //! A recommendation as people read it: each setting changed from the job's,
-//! applied in order, with what it saves on the host and GPU peaks and how to
+//! applied in order, with what it saves on the host, /dev/shm and GPU peaks and how to
 //! make the change in PyG / PyTorch.
 
 use super::planner::Planner;
@@ -15,8 +15,10 @@ pub(super) fn recommendation(
 ) -> Recommendation {
     let mut cur = planner.job.settings.clone();
     let mut peak = |s: &Settings| {
-        let (h, _, g, _) = peaks(&planner.estimate(s).0);
-        (h as i64, g as i64)
+        let est = planner.estimate(s).0;
+        let (h, _, g, _) = peaks(&est);
+        let shm = est.phases.iter().map(|p| p.shm_bytes).max().unwrap_or(0);
+        (h as i64, g as i64, shm as i64)
     };
     let mut last = peak(&cur);
     let mut changes = Vec::new();
@@ -33,6 +35,7 @@ pub(super) fn recommendation(
                     to: $fmt(&to.$field),
                     saves_host_bytes: last.0 - now.0,
                     saves_gpu_bytes: last.1 - now.1,
+                    saves_shm_bytes: last.2 - now.2,
                 });
                 last = now;
             }

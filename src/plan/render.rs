@@ -245,18 +245,29 @@ impl PlanReport {
             "\nrecommended: the fastest of {} settings tried that fit with the margin, keeping fanout and batch as large as possible:",
             self.candidates_searched
         )?;
+        // The /dev/shm column only when a change moves it.
+        let shm = r.changes.iter().any(|c| c.saves_shm_bytes != 0);
         let mut t = Builder::default();
-        t.push_record(["setting", "yours", "recommended", "host saved", "GPU saved"]);
+        let mut head = vec!["setting", "yours", "recommended", "host saved"];
+        if shm {
+            head.push("/dev/shm saved");
+        }
+        head.push("GPU saved");
+        t.push_record(head);
         for c in &r.changes {
-            t.push_record([
+            let mut row = vec![
                 c.setting.to_string(),
                 c.from.clone(),
                 c.to.clone(),
                 fmt_delta(c.saves_host_bytes as i128),
-                fmt_delta(c.saves_gpu_bytes as i128),
-            ]);
+            ];
+            if shm {
+                row.push(fmt_delta(c.saves_shm_bytes as i128));
+            }
+            row.push(fmt_delta(c.saves_gpu_bytes as i128));
+            t.push_record(row);
         }
-        writeln!(w, "{}", table(t, 1..5))?;
+        writeln!(w, "{}", table(t, 1..if shm { 6 } else { 5 }))?;
         for c in &r.changes {
             writeln!(w, "  {}: {}", c.setting, c.how)?;
         }

@@ -451,3 +451,29 @@ fn a_job_that_trains_on_the_cpu_is_not_judged_against_a_gpu() {
     assert!(r["limits"]["gpu"].is_null());
     assert_ne!(r["failure"]["budget"], "gpu");
 }
+
+#[test]
+fn the_shipped_examples_plan_as_documented() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    // examples/job.yaml: four workers move 3 CSC copies (74.7 GiB) into a 64 MiB /dev/shm.
+    let r = plan_json(&[&format!("{root}/examples/job.yaml")]);
+    assert_eq!(r["predicted_exit_code"], 135);
+    assert_eq!(r["failure"]["phase"], "build_loaders");
+    let change = &r["recommended"]["changes"][0];
+    assert_eq!(change["setting"], "num_workers");
+    assert!(change["saves_shm_bytes"].as_i64().unwrap() > 74 << 30);
+    let out = headroom()
+        .args([
+            "check",
+            &format!("{root}/examples/train.sbatch"),
+            "--format",
+            "github",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("::warning::") && text.contains("BATCH_SIZE=512"),
+        "{text}"
+    );
+}
