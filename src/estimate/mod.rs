@@ -21,6 +21,7 @@ pub use coefficients::{
 pub use dataset::DatasetBytes;
 pub use fanout::SampleStats;
 pub use gpu::{GpuBreakdown, cuda_context_bytes, gpu_breakdown, step_shape};
+pub use host::batch_tensors;
 pub use phases::{
     BatchModel, Component, Estimate, Phase, PhaseEstimate, Prepared, batch_stats, estimate,
     estimate_with,
