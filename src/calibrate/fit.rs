@@ -101,9 +101,13 @@ pub fn predict(job: &Job, coeffs: &Coefficients) -> Estimate {
     estimate(job, &job.settings, coeffs)
 }
 
-/// Predicted against measured: each phase's host peak (PSS sum: every page
-/// once, as a cgroup charges) and, where only the parent runs, its RSS; the
-/// mean batch in shared memory.
+/// Predicted against measured: each phase's host peak (PSS sum plus the
+/// shared memory nobody maps: every page once, as a cgroup charges) and the
+/// mean batch in shared memory. RSS is reported per phase but not compared:
+/// it counts the binary's and libraries' file pages in full, as many as this
+/// process happened to fault in (fault-around maps more of them when other
+/// processes have read them), which is neither what a cgroup charges nor
+/// what the estimators model.
 pub fn compare(job: &Job, coeffs: &Coefficients, m: &Measured) -> Vec<EstimatorRow> {
     let est = predict(job, coeffs);
     let mut rows = Vec::new();
@@ -116,13 +120,6 @@ pub fn compare(job: &Job, coeffs: &Coefficients, m: &Measured) -> Vec<EstimatorR
             p.host_bytes,
             peak.pss_sum,
         ));
-        if *phase != "train" {
-            rows.push(EstimatorRow::new(
-                format!("{phase} host peak (RSS)"),
-                p.host_bytes,
-                peak.rss_sum,
-            ));
-        }
     }
     if !m.batches.is_empty() {
         let mean = m.batches.iter().map(|b| b.bytes).sum::<u64>() / m.batches.len() as u64;

@@ -118,6 +118,17 @@ impl Region {
         Ok(())
     }
 
+    /// Bytes of pages the file holds (fstat's blocks): shared memory charged
+    /// to the cgroup whether or not any process maps it.
+    pub fn allocated_bytes(&self) -> u64 {
+        allocated_bytes(self.fd.as_raw_fd())
+    }
+
+    /// Whether this process maps the file now.
+    pub fn is_mapped(&self) -> bool {
+        !self.ptr.is_null()
+    }
+
     /// The mapping as bytes.
     pub fn bytes(&self) -> &[u8] {
         if self.ptr.is_null() {
@@ -156,6 +167,19 @@ impl Drop for Region {
     fn drop(&mut self) {
         self.unmap();
     }
+}
+
+/// Bytes of pages the open file `fd` holds (fstat's blocks), 0 if unknown.
+pub fn allocated_bytes(fd: RawFd) -> u64 {
+    // SAFETY: fstat writes only the struct it is given.
+    let st = unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        if libc::fstat(fd, &mut st) != 0 {
+            return 0;
+        }
+        st
+    };
+    st.st_blocks as u64 * 512
 }
 
 /// Plain numbers that may be viewed in raw shared bytes.

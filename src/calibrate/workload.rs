@@ -15,7 +15,7 @@ use super::graph::{Graph, GraphSpec};
 use super::layout::{Layout, SlotLayout};
 use super::measure::{PhasePeak, Probe};
 use super::rng::Rng;
-use super::shm::Region;
+use super::shm::{Region, allocated_bytes};
 use super::train::{BatchView, Sage};
 use super::worker::Done;
 use crate::error::{Error, Result};
@@ -87,7 +87,7 @@ pub fn run(cfg: &Config, progress: Progress) -> Result<Measured> {
     super::fix_malloc_threshold();
     let mut probe = Probe::new();
     let mut m = Measured {
-        baseline_pss: probe.probe("baseline").root_pss,
+        baseline_pss: probe.probe("baseline", 0).root_pss,
         ..Measured::default()
     };
     progress("load", 0.0);
@@ -144,7 +144,7 @@ pub fn run(cfg: &Config, progress: Progress) -> Result<Measured> {
         *t = vj as i64;
     }
     drop(picked);
-    probe.probe("load");
+    probe.probe("load", 0);
     progress("build_loaders", 0.3);
     // Build the loader: perm = argsort by (col, row); col[perm] → colptr; row[perm].
     let mut perm: Vec<i64> = (0..edges as i64).collect();
@@ -158,7 +158,7 @@ pub fn run(cfg: &Config, progress: Progress) -> Result<Measured> {
         colptr[v + 1] += colptr[v];
     }
     let row_sorted: Vec<i64> = perm.iter().map(|&e| src[e as usize]).collect();
-    probe.probe("build_loaders");
+    probe.probe("build_loaders", 0);
     drop(col_sorted);
     // share_memory_(): each tensor copied into shared memory, then freed.
     let mut graph = Region::create("headroom-calibrate-csc", l.graph_len())
@@ -170,13 +170,13 @@ pub fn run(cfg: &Config, progress: Progress) -> Result<Measured> {
     graph
         .slice_mut::<i64>(l.row_at(), edges)
         .copy_from_slice(&row_sorted);
-    probe.probe("build_loaders");
+    probe.probe("build_loaders", 0);
     drop(row_sorted);
     graph
         .slice_mut::<i64>(l.perm_at(), edges)
         .copy_from_slice(&perm);
     drop(perm);
-    probe.probe("build_loaders");
+    probe.probe("build_loaders", 0);
     progress("train", 0.5);
     train(cfg, &l, &graph, &data, &mut probe, &mut m, progress)?;
     // The dataset stays referenced until the end, as in a training script.
@@ -303,16 +303,17 @@ fn train(
     let batches = l.train.div_ceil(cfg.batch_size);
     let mut next = 0usize;
     let dispatch = |pool: &mut Pool, free: &mut Vec<usize>, next: &mut usize| -> Result<()> {
-        if *next < batches {
-            if let Some(slot) = free.pop() {
-                let start = *next * cfg.batch_size;
-                let count = cfg.batch_size.min(l.train - start);
-                pool.send(
-                    *next % cfg.workers as usize,
-                    &format!("{slot} {next} {start} {count}"),
-                )?;
-                *next += 1;
-            }
+        if *next >= batches {
+            return Ok(());
+        }
+        if let Some(slot) = free.pop() {
+            let start = *next * cfg.batch_size;
+            let count = cfg.batch_size.min(l.train - start);
+            pool.send(
+                *next % cfg.workers as usize,
+                &format!("{slot} {next} {start} {count}"),
+            )?;
+            *next += 1;
         }
         Ok(())
     };
@@ -326,6 +327,14 @@ fn train(
         let done = Done::parse(&line).ok_or_else(|| internal("worker answered", &line))?;
         // As the DataLoader does, the next task goes out when a batch arrives.
         dispatch(&mut pool, &mut free, &mut next)?;
+        // Batches queued in the ring (written by workers, mapped by no one)
+        // are read at the probe from the other slots' files.
+        let others: Vec<i32> = slots
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != done.slot)
+            .map(|(_, s)| s.raw_fd())
+            .collect();
         let slot = slots
             .get_mut(done.slot)
             .ok_or_else(|| internal("slot", done.slot))?;
@@ -346,7 +355,8 @@ fn train(
             seeds: s.seeds,
         };
         model.step(&view, &mut rng, &mut || {
-            probe.probe("train");
+            let queued = others.iter().map(|&fd| allocated_bytes(fd)).sum();
+            probe.probe("train", queued);
         });
         slot.resize(0).map_err(|e| internal("slot free", e))?;
         free.push(done.slot);
@@ -357,7 +367,7 @@ fn train(
         );
     }
     // Every worker idle: its USS is what it costs without a batch.
-    let idle = probe.probe("idle");
+    let idle = probe.probe("idle", 0);
     m.idle_worker_uss = idle.children_uss.iter().map(|&(_, u)| u).collect();
     probe.peaks.remove("idle");
     drop(pool);
