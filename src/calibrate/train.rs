@@ -127,9 +127,10 @@ impl Sage {
         }
     }
 
-    /// One forward, backward and SGD step; `at_peak` runs when the step's
-    /// memory is at its largest (every saved tensor and the gradient buffers
-    /// alive). Returns the mean loss over the seeds.
+    /// One forward, backward and SGD step; `at_peak` runs at the moments the
+    /// step's memory can be largest (the messages' gradient alive beside
+    /// every saved tensor; the weight gradients of the first layer).
+    /// Returns the mean loss over the seeds.
     pub fn step(&mut self, b: &BatchView, rng: &mut Rng, at_peak: &mut dyn FnMut()) -> f32 {
         let [l1, l2] = &self.layers;
         let s = b.y.len();
@@ -186,13 +187,23 @@ impl Sage {
         matmul_wt_acc(&dlogit, &l2.wl, h, c, &mut dagg2);
         let mut dh1 = vec![0.0f32; s * h];
         matmul_wt_acc(&dlogit, &l2.wr, h, c, &mut dh1);
-        for (&r, &cc) in b.row.iter().zip(b.col) {
-            let (r, cc) = (r as usize, cc as usize);
+        // Mean aggregation backward, as autograd runs it: the messages'
+        // gradient (Es·H, grad_out[col] / degree) is materialised, then
+        // index_add'ed into the sources.
+        let mut dmsg = Vec::with_capacity(b.row.len() * h);
+        for &cc in b.col {
+            let cc = cc as usize;
             let n = deg[cc].max(1.0);
-            for k in 0..h {
-                dh1[r * h + k] += dagg2[cc * h + k] / n;
+            dmsg.extend(dagg2[cc * h..(cc + 1) * h].iter().map(|g| g / n));
+        }
+        at_peak();
+        for (m, &r) in dmsg.chunks_exact(h).zip(b.row) {
+            let r = r as usize;
+            for (d, &g) in dh1[r * h..(r + 1) * h].iter_mut().zip(m) {
+                *d += g;
             }
         }
+        drop(dmsg);
         // Layer 1: through dropout and ReLU, then the weight gradients.
         let dout1: Vec<f32> = dh1
             .iter()

@@ -152,16 +152,19 @@ fn a_small_calibration_checks_every_estimator_and_generalises() {
     for row in r2["estimators"].as_array().unwrap() {
         assert!(row["rel_error"].as_f64().unwrap().abs() < 0.10, "{row}");
     }
-    // The runtime and the workers' private pages are the same program's pages
-    // (10 %: allocator arenas and page-granular USS); the per-node sampler
-    // scratch is a few bytes a node measured through 4 KiB pages and is not
-    // compared itself: its effect on a prediction is what must agree.
+    // The runtime is the same program's pages before any data: 10 %.
+    // A worker's private pages are ~1.5 MiB of heap whose high-water mark
+    // depends on the largest batches that worker happened to build (another
+    // seed, other batches) and on which freed small chunks malloc keeps: a few
+    // hundred KiB either way, so 25 % between two seeds. The per-node sampler
+    // scratch (a few bytes a node seen through 4 KiB pages) is not compared
+    // itself. What must agree tightly is what they predict, below.
     let c1 = &r["coefficients"];
     let c2 = &r2["coefficients"];
-    for k in ["runtime_bytes", "worker_private_bytes"] {
+    for (k, tol) in [("runtime_bytes", 0.10), ("worker_private_bytes", 0.25)] {
         let (a, b) = (c1[k].as_f64().unwrap(), c2[k].as_f64().unwrap());
         eprintln!("{k}: {a} vs {b}");
-        assert!(rel(a, b) < 0.10, "{k}: {a} vs {b}");
+        assert!(rel(a, b) < tol, "{k}: {a} vs {b}");
     }
     // Same job, both calibrations: the predicted peaks agree within 2 %.
     let file2 = dir.path().join("cal2.yaml");
