@@ -253,3 +253,48 @@ pub fn write_file(path: &std::path::Path, coeffs: &Coefficients) -> Result<()> {
         .map_err(|e| Error::Internal(format!("calibration file: {e}")))?;
     std::fs::write(path, text).map_err(|e| Error::io(path, e))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small() -> Config {
+        CalibrateArgs {
+            nodes: 10_000,
+            avg_degree: 10.0,
+            features: 16,
+            workers: 1,
+            batch_size: 100,
+            fanout: vec![5, 5],
+            batches: 4,
+            seed: 1,
+            check_batch_size: None,
+            check_workers: None,
+            no_check: true,
+            out: None,
+            format: Format::Table,
+        }
+        .config()
+        .unwrap()
+    }
+
+    #[test]
+    fn the_memory_check_refuses_only_what_does_not_fit() {
+        // 10,000 nodes × 16 float32 = 640 kB of features, 100,000 edges: a few MiB
+        // plus the 10 MiB default runtime; 1 MiB available cannot hold it, 1 GiB can.
+        let cfg = small();
+        let err = check_fits(&cfg, Some(1 << 20)).unwrap_err().to_string();
+        assert!(
+            err.contains("needs about") && err.contains("1.00 MiB"),
+            "{err}"
+        );
+        assert!(check_fits(&cfg, Some(1 << 30)).is_ok());
+        assert!(check_fits(&cfg, None).is_ok());
+    }
+
+    #[test]
+    fn the_train_split_is_whole_batches() {
+        // 4 batches of 100 seeds: 400 train nodes.
+        assert_eq!(small().train_nodes(), 400);
+    }
+}

@@ -113,6 +113,33 @@ impl Report for CalibrateReport {
             .with(Style::rounded())
             .with(Modify::new(Columns::new(1..)).with(Alignment::right()));
         writeln!(w, "{table}")?;
+        let mut t = tabled::builder::Builder::default();
+        t.push_record([
+            "measured",
+            "RSS sum",
+            "host (PSS)",
+            "queued shm",
+            "largest worker USS",
+            "cgroup usage",
+        ]);
+        for (phase, p) in &self.phases {
+            t.push_record([
+                phase.clone(),
+                fmt_bytes(p.rss_sum),
+                fmt_bytes(p.pss_sum),
+                fmt_bytes(p.unmapped_shm),
+                p.worker_uss
+                    .values()
+                    .max()
+                    .map_or("·".into(), |&u| fmt_bytes(u)),
+                p.cgroup_usage.map_or("·".into(), fmt_bytes),
+            ]);
+        }
+        let mut table = t.build();
+        table
+            .with(Style::rounded())
+            .with(Modify::new(Columns::new(1..)).with(Alignment::right()));
+        writeln!(w, "{table}")?;
         let c = &self.coefficients;
         writeln!(w, "fitted coefficients:")?;
         writeln!(
