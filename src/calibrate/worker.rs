@@ -126,6 +126,14 @@ pub fn run(args: &WorkerArgs) -> Result<ExitCode> {
         }
     }
     super::fix_malloc_threshold();
+    for &fd in args.slots.iter().chain([&args.graph_fd, &args.data_fd]) {
+        // SAFETY: F_GETFD only asks whether the descriptor is open.
+        if fd < 3 || unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+            return Err(Error::bad(format!(
+                "__calibrate-worker: descriptor {fd} is not open (this subcommand is run by headroom calibrate)"
+            )));
+        }
+    }
     let l = Layout {
         nodes: args.nodes,
         edges: args.edges,
