@@ -29,7 +29,7 @@ pub fn read_optional(path: &Path) -> Option<String> {
 }
 
 /// Finds `key` in `Key:   123 kB` lines (status, smaps_rollup) and returns bytes.
-pub fn kb_field(text: &str, key: &str) -> Option<u64> {
+pub(crate) fn kb_field(text: &str, key: &str) -> Option<u64> {
     text.lines().find_map(|line| {
         let rest = line.strip_prefix(key)?.strip_prefix(':')?;
         let kb: u64 = rest.split_whitespace().next()?.parse().ok()?;
