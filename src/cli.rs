@@ -32,6 +32,9 @@ pub enum Command {
     SimulateAlloc(crate::alloc::cli::SimulateArgs),
     /// List the embedded dataset, GPU and job profiles.
     Profiles(crate::profiles::cli::ProfilesArgs),
+    /// A calibration worker (headroom re-executes itself as one).
+    #[command(name = "__calibrate-worker", hide = true)]
+    CalibrateWorker(crate::calibrate::worker::WorkerArgs),
     /// Print shell completions.
     Completions {
         /// The shell to generate completions for.
@@ -47,6 +50,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Diagnose(args) => crate::diagnose::cli::run(&args),
         Command::Watch(args) => crate::watch::cli::run(&args),
         Command::Calibrate(args) => crate::calibrate::cli::run(&args),
+        Command::CalibrateWorker(args) => crate::calibrate::worker::run(&args),
         Command::SimulateAlloc(args) => crate::alloc::cli::run(&args),
         Command::Profiles(args) => crate::profiles::cli::run(&args),
         Command::Completions { shell } => {

@@ -19,6 +19,15 @@ pub struct Graph {
     pub nodes: usize,
 }
 
+/// A borrowed CSC (the owned [`Graph`], or one mapped from shared memory).
+#[derive(Debug, Clone, Copy)]
+pub struct CscView<'a> {
+    /// Column pointers.
+    pub colptr: &'a [i64],
+    /// Source node of each in-edge.
+    pub row: &'a [i64],
+}
+
 /// What to generate.
 #[derive(Debug, Clone, Copy)]
 pub struct GraphSpec {
@@ -95,6 +104,14 @@ impl Graph {
             colptr,
             row,
             nodes: spec.nodes,
+        }
+    }
+
+    /// The CSC borrowed.
+    pub fn view(&self) -> CscView<'_> {
+        CscView {
+            colptr: &self.colptr,
+            row: &self.row,
         }
     }
 

@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use super::graph::Graph;
+use super::graph::CscView;
 use super::rng::Rng;
 
 /// One sampled mini-batch.
@@ -30,7 +30,19 @@ impl Batch {
 }
 
 /// Samples the subgraph around `seeds` with `fanout` (-1: every neighbor).
-pub fn sample(g: &Graph, seeds: &[i64], fanout: &[i64], rng: &mut Rng) -> Batch {
+pub fn sample(g: CscView<'_>, seeds: &[i64], fanout: &[i64], rng: &mut Rng) -> Batch {
+    sample_observed(g, seeds, fanout, rng, &mut |_| {})
+}
+
+/// [`sample`], calling `at_end` with the finished batch while the sampler's
+/// scratch (its node map) is still alive: the sampler's own peak.
+pub fn sample_observed(
+    g: CscView<'_>,
+    seeds: &[i64],
+    fanout: &[i64],
+    rng: &mut Rng,
+    at_end: &mut dyn FnMut(&Batch),
+) -> Batch {
     let mut b = Batch::default();
     let mut local: HashMap<i64, i64> = HashMap::with_capacity(seeds.len() * 8);
     for &s in seeds {
@@ -66,6 +78,8 @@ pub fn sample(g: &Graph, seeds: &[i64], fanout: &[i64], rng: &mut Rng) -> Batch 
         }
         (begin, end) = (end, b.n_id.len());
     }
+    at_end(&b);
+    drop(local);
     b
 }
 
@@ -94,7 +108,7 @@ pub fn gather(features: &[f32], dim: usize, n_id: &[i64], out: &mut Vec<f32>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::calibrate::graph::GraphSpec;
+    use crate::calibrate::graph::{Graph, GraphSpec};
     use crate::estimate::degree::DegreeTable;
     use crate::estimate::fanout::sample_stats;
     use crate::profiles::DegreeShape;
@@ -110,7 +124,7 @@ mod tests {
 
     #[test]
     fn hops_follow_in_edges_and_keep_first_seen_order() {
-        let b = sample(&line(), &[0], &[5, 5], &mut Rng::new(1));
+        let b = sample(line().view(), &[0], &[5, 5], &mut Rng::new(1));
         assert_eq!(b.n_id, vec![0, 1, 2]);
         assert_eq!(
             (b.row.clone(), b.col.clone(), b.e_id.clone()),
@@ -164,7 +178,7 @@ mod tests {
             let seeds: Vec<i64> = (0..seeds_per)
                 .map(|_| rng.below(g.nodes as u64) as i64)
                 .collect();
-            let b = sample(&g, &seeds, &[10, 5], &mut rng);
+            let b = sample(g.view(), &seeds, &[10, 5], &mut rng);
             nodes += b.n_id.len() as f64;
             edges += b.row.len() as f64;
             largest = largest.max(b.n_id.len() as f64);

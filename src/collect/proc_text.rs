@@ -26,6 +26,9 @@ pub struct SmapsTotals {
     pub pss: Option<u64>,
     /// The shmem (tmpfs, /dev/shm, shared anonymous) part of PSS (4.14+ rollup only).
     pub pss_shmem: Option<u64>,
+    /// The file-backed part of PSS (4.14+ rollup only): the program's and
+    /// libraries' pages, whose share moves as other processes map them.
+    pub pss_file: Option<u64>,
     /// Pages only this process maps, clean.
     pub private_clean: Option<u64>,
     /// Pages only this process maps, dirty.
@@ -77,6 +80,7 @@ pub fn parse_smaps(text: &str) -> SmapsTotals {
             "Rss" => &mut t.rss,
             "Pss" => &mut t.pss,
             "Pss_Shmem" => &mut t.pss_shmem,
+            "Pss_File" => &mut t.pss_file,
             "Private_Clean" => &mut t.private_clean,
             "Private_Dirty" => &mut t.private_dirty,
             "Swap" => &mut t.swap,

@@ -27,6 +27,7 @@ pub use coefficients::{
 pub use dataset::DatasetBytes;
 pub use fanout::SampleStats;
 pub use gpu::{GpuBreakdown, cuda_context_bytes, gpu_breakdown};
+pub use host::batch_tensors;
 pub use phase::{Component, Estimate, Phase, PhaseEstimate};
 pub use phases::{estimate, estimate_with};
 pub use step_shape::step_shape;

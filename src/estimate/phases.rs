@@ -81,16 +81,17 @@ pub fn estimate_with(
         settings.pin_memory,
         coeffs.sampler_bytes_per_node,
     );
-    let model_host = if cuda {
-        0.0
-    } else {
-        train_gpu.iter().map(|c| c.bytes as f64).sum()
+    // Training on the CPU moves nothing: `batch.to("cpu")` is the batch the
+    // loader already holds (counted in flight), so only the model's own
+    // tensors are added, not a second copy of the batch.
+    let on_host = |v: &[Component]| -> f64 {
+        v.iter()
+            .filter(|c| c.name != "batch")
+            .map(|c| c.bytes as f64)
+            .sum()
     };
-    let model_host_eval = if cuda {
-        0.0
-    } else {
-        eval_gpu.iter().map(|c| c.bytes as f64).sum()
-    };
+    let model_host = if cuda { 0.0 } else { on_host(&train_gpu) };
+    let model_host_eval = if cuda { 0.0 } else { on_host(&eval_gpu) };
     let mut phases = Vec::with_capacity(4);
 
     let mut b = Builder::new(job.ranks_per_node, detail);

@@ -1,0 +1,187 @@
+//! What `headroom calibrate` prints: every estimator compared with this
+//! run's measurement, the fitted coefficients, the per-phase readings, the
+//! check at a setting the fit did not see, and the GPU step's outcome.
+
+use std::io::Write;
+
+use serde::Serialize;
+use tabled::settings::Style;
+use tabled::settings::object::Columns;
+use tabled::settings::{Alignment, Modify};
+
+use super::fit::EstimatorRow;
+use super::measure::PhasePeak;
+use crate::estimate::Coefficients;
+use crate::output::Report;
+use crate::units::fmt_bytes;
+
+/// The workload that ran.
+#[derive(Debug, Clone, Serialize)]
+pub struct Workload {
+    /// Nodes of the synthetic graph.
+    pub nodes: u64,
+    /// Edges generated.
+    pub edges: u64,
+    /// Features per node (float32).
+    pub features: u64,
+    /// Worker processes.
+    pub workers: u32,
+    /// Seeds per batch.
+    pub batch_size: u64,
+    /// Neighbors per hop.
+    pub fanout: Vec<i64>,
+    /// Training batches.
+    pub batches: u64,
+    /// Seed.
+    pub seed: u64,
+}
+
+/// The calibrated plan at a setting the fit did not measure, against a run there.
+#[derive(Debug, Clone, Serialize)]
+pub struct Generalisation {
+    /// Seeds per batch of the check run.
+    pub batch_size: u64,
+    /// Workers of the check run.
+    pub workers: u32,
+    /// Peak host bytes the calibrated estimators predict there.
+    pub predicted_bytes: u64,
+    /// Peak PSS sum measured there.
+    pub measured_bytes: u64,
+    /// (predicted − measured) / measured.
+    pub rel_error: f64,
+}
+
+/// `headroom calibrate`'s report.
+#[derive(Debug, Clone, Serialize)]
+pub struct CalibrateReport {
+    /// The workload measured.
+    pub workload: Workload,
+    /// Every estimator compared, with the fitted coefficients.
+    pub estimators: Vec<EstimatorRow>,
+    /// The fitted coefficients.
+    pub coefficients: Coefficients,
+    /// Per-phase peaks measured (load, build_loaders, train).
+    pub phases: Vec<(String, PhasePeak)>,
+    /// The check at another batch size and worker count; null when skipped.
+    pub generalisation: Option<Generalisation>,
+    /// The GPU step.
+    pub gpu: String,
+    /// Where the calibration file was written; null when not written.
+    pub written_to: Option<String>,
+    /// Wall time of the whole calibration, seconds.
+    pub seconds: f64,
+}
+
+fn pct(e: f64) -> String {
+    format!("{:+.1}%", e * 100.0)
+}
+
+impl Report for CalibrateReport {
+    fn write_text(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        let wl = &self.workload;
+        writeln!(
+            w,
+            "headroom calibrate: {} nodes, {} edges, {} features; batch {}, fanout {:?}, {} workers, {} batches, seed {}",
+            wl.nodes,
+            wl.edges,
+            wl.features,
+            wl.batch_size,
+            wl.fanout,
+            wl.workers,
+            wl.batches,
+            wl.seed
+        )?;
+        let rows: Vec<[String; 4]> = self
+            .estimators
+            .iter()
+            .map(|r| {
+                [
+                    r.name.clone(),
+                    fmt_bytes(r.predicted_bytes),
+                    fmt_bytes(r.measured_bytes),
+                    pct(r.rel_error),
+                ]
+            })
+            .collect();
+        let mut t = tabled::builder::Builder::default();
+        t.push_record(["estimator", "predicted", "measured", "error"]);
+        for r in rows {
+            t.push_record(r);
+        }
+        let mut table = t.build();
+        table
+            .with(Style::rounded())
+            .with(Modify::new(Columns::new(1..)).with(Alignment::right()));
+        writeln!(w, "{table}")?;
+        let mut t = tabled::builder::Builder::default();
+        t.push_record([
+            "measured",
+            "RSS sum",
+            "host (PSS)",
+            "queued shm",
+            "largest worker USS",
+            "cgroup usage",
+        ]);
+        for (phase, p) in &self.phases {
+            t.push_record([
+                phase.clone(),
+                fmt_bytes(p.rss_sum),
+                fmt_bytes(p.pss_sum),
+                fmt_bytes(p.unmapped_shm),
+                p.worker_uss
+                    .values()
+                    .max()
+                    .map_or("·".into(), |&u| fmt_bytes(u)),
+                p.cgroup_usage.map_or("·".into(), fmt_bytes),
+            ]);
+        }
+        let mut table = t.build();
+        table
+            .with(Style::rounded())
+            .with(Modify::new(Columns::new(1..)).with(Alignment::right()));
+        writeln!(w, "{table}")?;
+        let c = &self.coefficients;
+        writeln!(w, "fitted coefficients:")?;
+        writeln!(
+            w,
+            "  runtime_bytes           {}",
+            fmt_bytes(c.runtime_bytes)
+        )?;
+        writeln!(
+            w,
+            "  worker_private_bytes    {}",
+            fmt_bytes(c.worker_private_bytes)
+        )?;
+        writeln!(
+            w,
+            "  sampler_bytes_per_node  {} B",
+            c.sampler_bytes_per_node
+        )?;
+        writeln!(
+            w,
+            "  cuda_context_bytes      {} (not measured: default)",
+            fmt_bytes(c.cuda_context_bytes)
+        )?;
+        writeln!(
+            w,
+            "  allocator_reserve_fraction {} (not measured: default)",
+            c.allocator_reserve_fraction
+        )?;
+        if let Some(g) = &self.generalisation {
+            writeln!(
+                w,
+                "check at batch {} with {} workers (not fitted on): predicted peak {}, measured {} ({})",
+                g.batch_size,
+                g.workers,
+                fmt_bytes(g.predicted_bytes),
+                fmt_bytes(g.measured_bytes),
+                pct(g.rel_error)
+            )?;
+        }
+        writeln!(w, "{}", self.gpu)?;
+        if let Some(p) = &self.written_to {
+            writeln!(w, "written to {p} (plan --calibration {p})")?;
+        }
+        writeln!(w, "took {:.1} s", self.seconds)
+    }
+}
