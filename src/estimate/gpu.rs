@@ -145,7 +145,14 @@ fn gnn_activations(
         let h = if last { 1.0 } else { heads as f64 };
         let (sv, tr) = layer_activations(conv, s, es, d_in, d_out, h, last);
         saved += sv;
-        saved_max = saved_max.max(sv);
+        // The first layer's aggregate of the input features gets no gradient
+        // (the features do not require one), so backward never allocates it.
+        let input_aggregate = if l == 0 && matches!(conv, Conv::Sage | Conv::Gin) {
+            s * d_in * F32
+        } else {
+            0.0
+        };
+        saved_max = saved_max.max(sv - input_aggregate);
         transient_max = transient_max.max(tr);
         // no_grad: a layer's input, its output and its transient at once.
         eval_max = eval_max.max(s * d_in * F32 + sv + tr);

@@ -57,9 +57,9 @@ pub struct InFlight {
 ///
 /// With no workers the main process holds the batch being used while it
 /// samples the next. With W workers the loader keeps prefetch_factor·W batches
-/// outstanding (in shared memory once sent), the main process holds one more,
-/// and each worker builds one privately (plus sampler scratch) before the copy
-/// into shared memory.
+/// outstanding (in shared memory once sent) and the main process holds one
+/// more; a worker builds each outstanding batch privately, with its sampler
+/// scratch, and copies it into shared memory when it sends it.
 pub fn in_flight(
     job: &Job,
     stats: &SampleStats,
@@ -95,7 +95,10 @@ pub fn in_flight(
     InFlight {
         private: 0.0,
         shm: tail_b + (queued - 1.0) * mean_b,
-        in_workers: workers as f64 * (mean_b + scratch),
+        // A batch a worker is building is one of the prefetch·W outstanding, not
+        // an extra one: workers add their sampler scratch, and one batch being
+        // copied into shared memory (copies are staggered, one at a time).
+        in_workers: workers as f64 * scratch + mean_b,
         pinned: pinned_bytes,
     }
 }
@@ -132,11 +135,12 @@ mod tests {
 
     #[test]
     fn workers_put_prefetch_times_workers_plus_one_batches_in_shm() {
-        // 4 workers, prefetch 2: 9 batches in shm; each worker builds one more (+ scratch).
+        // 4 workers, prefetch 2: 9 batches in shm; the workers' scratch
+        // (4 × 1000 nodes × 64 B) and one batch being copied: 256,000 + 576,800.
         let st = fixed(1000.0, 2000.0);
         let f = in_flight(&arxiv(), &st, 100, 4, 2, false, 64);
         assert_eq!(f.shm, 9.0 * 576_800.0);
-        assert_eq!(f.in_workers, 4.0 * (576_800.0 + 64_000.0));
+        assert_eq!(f.in_workers, 4.0 * 64_000.0 + 576_800.0);
         assert_eq!(f.private, 0.0);
     }
 
