@@ -8,10 +8,14 @@ use serde::Serialize;
 
 use super::Coefficients;
 use super::fanout::SampleStats;
-use crate::spec::{Conv, Job, ModelKind, Optimizer};
+use super::host::batch_tensors;
+use crate::spec::{Conv, Job, ModelKind};
 
 /// Bytes of one float32 element.
 const F32: f64 = 4.0;
+
+/// Layers assumed for a model given by size alone (`params`, bytes per sample).
+pub(super) const GENERIC_LAYERS: f64 = 8.0;
 
 /// GPU bytes by component, for training and for evaluation.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
@@ -116,12 +120,6 @@ pub(super) fn layer_activations(
     }
 }
 
-/// Batch tensors moved to the GPU: x, y, n_id, edge_index, e_id.
-fn batch_bytes(job: &Job, seeds: f64, s: f64, es: f64) -> f64 {
-    let d = &job.dataset;
-    s * (d.features * d.feature_dtype.size()) as f64 + seeds * 8.0 + s * 8.0 + es * 24.0
-}
-
 /// (training, evaluation) activation peaks of a GNN at `s` nodes and `es` edges.
 fn gnn_activations(
     job: &Job,
@@ -188,77 +186,43 @@ pub fn gpu_breakdown(
         ModelKind::Generic { params, .. } => *params,
     };
     let p = params * 4;
-    let optimizer = match job.optimizer {
-        Optimizer::Adam | Optimizer::Adamw => 2 * p,
-        Optimizer::Momentum => p,
-        Optimizer::Sgd => 0,
+    let optimizer = job.optimizer.state_per_param() * p;
+    // `batch.to(device)` moves every tensor the loader built, as on the host.
+    let batch_at = |seeds: u64, st: &SampleStats| -> f64 {
+        batch_tensors(job, seeds as f64, st.tail_nodes, st.tail_edges)
+            .iter()
+            .sum()
     };
-    let (batch, activations, activations_mean, eval_batch, eval_activations) = match &job.model {
+    let (activations, activations_mean, eval_activations) = match &job.model {
         ModelKind::Gnn {
             conv,
             layers,
             hidden,
             heads,
         } => {
-            let (act, _) = gnn_activations(
-                job,
-                *conv,
-                *layers,
-                *hidden,
-                *heads,
-                train.tail_nodes,
-                train.tail_edges,
-            );
-            let (act_mean, _) = gnn_activations(
-                job,
-                *conv,
-                *layers,
-                *hidden,
-                *heads,
-                train.mean_nodes,
-                train.mean_edges,
-            );
-            let (_, eval_act) = gnn_activations(
-                job,
-                *conv,
-                *layers,
-                *hidden,
-                *heads,
-                eval.tail_nodes,
-                eval.tail_edges,
-            );
+            let act =
+                |s: f64, es: f64| gnn_activations(job, *conv, *layers, *hidden, *heads, s, es);
             (
-                batch_bytes(job, train_seeds as f64, train.tail_nodes, train.tail_edges),
-                act,
-                act_mean,
-                batch_bytes(job, eval_seeds as f64, eval.tail_nodes, eval.tail_edges),
-                eval_act,
+                act(train.tail_nodes, train.tail_edges).0,
+                act(train.mean_nodes, train.mean_edges).0,
+                act(eval.tail_nodes, eval.tail_edges).1,
             )
         }
         ModelKind::Generic {
             activation_bytes_per_sample,
-            input_bytes_per_sample,
             ..
         } => {
-            // Sample sizes vary: the largest batch is `tail_nodes / mean_nodes` times the mean.
-            let scale = |st: &SampleStats| {
-                if st.mean_nodes > 0.0 {
-                    st.tail_nodes / st.mean_nodes
-                } else {
-                    1.0
-                }
-            };
+            // `nodes` count samples. Layers unknown: eight equal ones, as in
+            // the allocator's step shape; no_grad holds one layer's input and output.
             let act = *activation_bytes_per_sample as f64;
-            let inp = *input_bytes_per_sample as f64;
             (
-                inp * train_seeds as f64 * scale(train),
-                act * train_seeds as f64 * scale(train),
-                act * train_seeds as f64,
-                inp * eval_seeds as f64 * scale(eval),
-                act * eval_seeds as f64 * scale(eval) / 3.0,
+                act * train.tail_nodes,
+                act * train.mean_nodes,
+                act * eval.tail_nodes * 2.0 / GENERIC_LAYERS,
             )
         }
     };
+    let (batch, eval_batch) = (batch_at(train_seeds, train), batch_at(eval_seeds, eval));
     GpuBreakdown {
         params: p,
         grads: p,

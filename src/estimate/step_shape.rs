@@ -3,8 +3,9 @@
 //! batch, with the coefficient of variation the simulator scales batches by.
 
 use super::fanout::SampleStats;
-use super::gpu::{gnn_layer_params, layer_activations};
-use crate::spec::{Job, ModelKind, Optimizer};
+use super::gpu::{GENERIC_LAYERS, gnn_layer_params, layer_activations};
+use super::host::batch_tensors;
+use crate::spec::{Job, ModelKind};
 
 /// Parameter tensors' bytes, one per layer (float32).
 fn layer_params(job: &Job) -> Vec<u64> {
@@ -31,17 +32,18 @@ fn layer_params(job: &Job) -> Vec<u64> {
 /// the per-batch tensors by each batch's size factor (cv = sd / mean).
 pub fn step_shape(job: &Job, stats: &SampleStats, seeds: u64) -> crate::alloc::GnnStepShape {
     let params = layer_params(job);
-    let state_per_param = match job.optimizer {
-        Optimizer::Adam | Optimizer::Adamw => 2,
-        Optimizer::Momentum => 1,
-        Optimizer::Sgd => 0,
-    };
+    let state_per_param = job.optimizer.state_per_param() as usize;
     let optimizer = params
         .iter()
         .flat_map(|&p| std::iter::repeat_n(p, state_per_param))
         .collect();
     let (s, es) = (stats.mean_nodes, stats.mean_edges);
-    let (batch_inputs, saved, transients) = match &job.model {
+    // `batch.to(device)` moves every tensor the loader built.
+    let batch_inputs: Vec<f64> = batch_tensors(job, seeds as f64, s, es)
+        .into_iter()
+        .filter(|&b| b > 0.0)
+        .collect();
+    let (saved, transients) = match &job.model {
         ModelKind::Gnn {
             conv,
             layers,
@@ -49,13 +51,6 @@ pub fn step_shape(job: &Job, stats: &SampleStats, seeds: u64) -> crate::alloc::G
             heads,
         } => {
             let d = &job.dataset;
-            let inputs = vec![
-                s * (d.features * d.feature_dtype.size()) as f64,
-                s * 8.0,
-                es * 16.0,
-                es * 8.0,
-                seeds as f64 * 8.0,
-            ];
             let (mut saved, mut transients) = (Vec::new(), Vec::new());
             let mut d_in = d.features as f64;
             for l in 0..*layers {
@@ -71,20 +66,15 @@ pub fn step_shape(job: &Job, stats: &SampleStats, seeds: u64) -> crate::alloc::G
                 transients.push(tr);
                 d_in = d_out * h;
             }
-            (inputs, saved, transients)
+            (saved, transients)
         }
         ModelKind::Generic {
             activation_bytes_per_sample,
-            input_bytes_per_sample,
             ..
         } => {
-            // Layers unknown: the activations as eight equal tensors in forward order.
-            let act = *activation_bytes_per_sample as f64 * s / 8.0;
-            (
-                vec![*input_bytes_per_sample as f64 * s],
-                vec![act; 8],
-                vec![],
-            )
+            // Layers unknown: the activations as equal tensors in forward order.
+            let act = *activation_bytes_per_sample as f64 * s / GENERIC_LAYERS;
+            (vec![act; GENERIC_LAYERS as usize], vec![])
         }
     };
     let bytes = |v: Vec<f64>| v.into_iter().map(|b| b.max(1.0) as u64).collect();

@@ -123,6 +123,17 @@ pub enum Optimizer {
     Momentum,
 }
 
+impl Optimizer {
+    /// Optimizer state tensors kept per parameter tensor (Adam: exp_avg and exp_avg_sq).
+    pub fn state_per_param(self) -> u64 {
+        match self {
+            Optimizer::Adam | Optimizer::Adamw => 2,
+            Optimizer::Momentum => 1,
+            Optimizer::Sgd => 0,
+        }
+    }
+}
+
 /// The model: a GNN by layers, or any model by its parameter count and
 /// activation bytes per sample (non-GNN jobs such as seeds/004).
 #[derive(Debug, Clone, Serialize, Deserialize)]
