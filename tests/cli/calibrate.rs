@@ -14,7 +14,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::util::headroom;
+use crate::util::{headroom, json_of};
 
 const SMALL: &[&str] = &[
     "calibrate",
@@ -39,17 +39,25 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn calibrate(extra: &[&str], out: &Path) -> serde_json::Value {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let o = headroom()
-        .args(SMALL)
-        .args(BATCHES)
-        .args(extra)
-        .arg("--out")
-        .arg(out)
-        .timeout(Duration::from_secs(120))
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    serde_json::from_slice(&o.stdout).unwrap()
+    json_of(
+        headroom()
+            .args(SMALL)
+            .args(BATCHES)
+            .args(extra)
+            .arg("--out")
+            .arg(out)
+            .timeout(Duration::from_secs(120)),
+    )
+}
+
+/// `plan ogbn-arxiv --mem 8G --workers W --calibration FILE --format json`.
+fn plan_with(file: &Path, workers: &str) -> serde_json::Value {
+    json_of(
+        headroom()
+            .args(["plan", "ogbn-arxiv", "--mem", "8G", "--workers", workers])
+            .args(["--format", "json", "--calibration"])
+            .arg(file),
+    )
 }
 
 fn rel(a: f64, b: f64) -> f64 {
@@ -87,21 +95,7 @@ fn a_small_calibration_checks_every_estimator_and_generalises() {
 
     // The file round trip: plan reads it, says so, and uses its runtime.
     let runtime = r["coefficients"]["runtime_bytes"].as_u64().unwrap();
-    let o = headroom()
-        .args([
-            "plan",
-            "ogbn-arxiv",
-            "--mem",
-            "8G",
-            "--format",
-            "json",
-            "--calibration",
-        ])
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let p: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let p = plan_with(&file, "0");
     // plan names the file it planned with, and uses its runtime.
     assert_eq!(p["coefficients"], file.display().to_string());
     assert_eq!(
@@ -114,22 +108,7 @@ fn a_small_calibration_checks_every_estimator_and_generalises() {
     );
     // With 2 workers the train phase holds 2 × the fitted private pages.
     let private = r["coefficients"]["worker_private_bytes"].as_u64().unwrap();
-    let o = headroom()
-        .args([
-            "plan",
-            "ogbn-arxiv",
-            "--mem",
-            "8G",
-            "--workers",
-            "2",
-            "--format",
-            "json",
-            "--calibration",
-        ])
-        .arg(&file)
-        .output()
-        .unwrap();
-    let p: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let p = plan_with(&file, "2");
     let train = p["components"]
         .as_array()
         .unwrap()
@@ -168,25 +147,7 @@ fn a_small_calibration_checks_every_estimator_and_generalises() {
     }
     // Same job, both calibrations: the predicted peaks agree within 2 %.
     let file2 = dir.path().join("cal2.yaml");
-    let peak = |f: &Path| {
-        let o = headroom()
-            .args([
-                "plan",
-                "ogbn-arxiv",
-                "--mem",
-                "8G",
-                "--workers",
-                "4",
-                "--format",
-                "json",
-                "--calibration",
-            ])
-            .arg(f)
-            .output()
-            .unwrap();
-        let p: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        p["peak_host_bytes"].as_f64().unwrap()
-    };
+    let peak = |f: &Path| plan_with(f, "4")["peak_host_bytes"].as_f64().unwrap();
     let (a, b) = (peak(&file), peak(&file2));
     assert!(rel(a, b) < 0.02, "{a} vs {b}");
 }

@@ -8,7 +8,7 @@ use std::io::Write;
 
 use serde_json::Value;
 
-use crate::util::{fixture, headroom};
+use crate::util::{fixture, headroom, json_of};
 
 /// Runs diagnose with `args` and returns its JSON report (exit 0 required).
 fn diagnose_json(args: &[String]) -> Value {
@@ -226,23 +226,16 @@ fn job_flag_needs_an_existing_file() {
 fn job_flag_recommends_a_setting_the_planner_says_fits() {
     // seeds/002: a cgroup OOM kill with three resident loaders at 128G; the
     // planner's answer keeps batch 256 and fanout [5, 3] and shares one sampler.
-    let out = headroom()
-        .arg("diagnose")
-        .arg(fixture("diagnose/slurm_oom_kill_event.log"))
-        .args(["--exit-code", "137", "--format", "json", "--job"])
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/profiles/jobs/seed-002-three-loaders.yaml"
-        ))
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let r = json_of(
+        headroom()
+            .arg("diagnose")
+            .arg(fixture("diagnose/slurm_oom_kill_event.log"))
+            .args(["--exit-code", "137", "--format", "json", "--job"])
+            .arg(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/profiles/jobs/seed-002-three-loaders.yaml"
+            )),
     );
-    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["category"], "host_oom_cgroup");
     assert_eq!(r["recommended"]["batch_size"], 256);
     assert_eq!(r["recommended"]["shared_sampler"], true);

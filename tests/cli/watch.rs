@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::util::{fixture, headroom};
+use crate::util::{fixture, headroom, json_of};
 
 const MIB: u64 = 1 << 20;
 
@@ -367,11 +367,7 @@ fn a_job_spec_draws_the_planned_peak_and_a_bad_one_stops_before_anything_runs() 
         String::from_utf8_lossy(&out.stderr)
     );
     // The planner's host peak for the default arxiv job, drawn and printed.
-    let plan = headroom()
-        .args(["plan", "ogbn-arxiv", "--mem", "1T", "--format", "json"])
-        .output()
-        .unwrap();
-    let peak: serde_json::Value = serde_json::from_slice(&plan.stdout).unwrap();
+    let peak = json_of(headroom().args(["plan", "ogbn-arxiv", "--mem", "1T", "--format", "json"]));
     let want = headroom::units::fmt_bytes(u(&peak, "peak_host_bytes"));
     let svg = std::fs::read_to_string(&plot).unwrap();
     assert!(
