@@ -21,7 +21,7 @@ pub mod workload;
 
 pub use conf::AllocConf;
 pub use oom::{ExpandableWhatIf, OomNumbers, OomState, expandable_what_if};
-pub use state::{Allocator, BlockId, DeviceMemory, Stats};
+pub use state::{Allocator, BlockId, DeviceMemory, SegmentEvent, Stats};
 
 #[cfg(test)]
 mod tests;

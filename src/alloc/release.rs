@@ -32,6 +32,12 @@ impl Allocator {
             return None;
         }
         let addr = self.reserve_address(alloc_size);
+        if let Some(log) = &mut self.segment_log {
+            log.push(super::state::SegmentEvent::Malloc {
+                addr,
+                size: alloc_size,
+            });
+        }
         self.total_allocated_memory += alloc_size;
         self.stats.segments.inc(1);
         self.stats.reserved.inc(alloc_size);
@@ -53,6 +59,10 @@ impl Allocator {
     fn release_block(&mut self, id: BlockId) {
         self.remove_free(id);
         let size = self.blocks[id].size;
+        let addr = self.blocks[id].addr;
+        if let Some(log) = &mut self.segment_log {
+            log.push(super::state::SegmentEvent::Free { addr });
+        }
         self.total_allocated_memory -= size;
         self.stats.segments.dec(1);
         self.stats.reserved.dec(size);

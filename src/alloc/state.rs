@@ -138,6 +138,26 @@ pub struct Allocator {
     /// Bytes held from the driver (`total_allocated_memory`).
     pub(super) total_allocated_memory: u64,
     pub(super) stats: Stats,
+    /// cudaMalloc/cudaFree calls made, when a caller backs segments with real memory.
+    pub(super) segment_log: Option<Vec<SegmentEvent>>,
+}
+
+/// A call the allocator made to the driver in segment mode, for callers that
+/// back the simulated segments with real device memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SegmentEvent {
+    /// cudaMalloc of a new segment at this simulated address.
+    Malloc {
+        /// Simulated base address of the segment.
+        addr: u64,
+        /// Bytes.
+        size: u64,
+    },
+    /// cudaFree of the segment at this simulated address.
+    Free {
+        /// Simulated base address of the segment.
+        addr: u64,
+    },
 }
 
 impl Allocator {
@@ -154,7 +174,26 @@ impl Allocator {
             next_addr: 1 << 40,
             total_allocated_memory: 0,
             stats: Stats::default(),
+            segment_log: None,
         }
+    }
+
+    /// From now on, keep every cudaMalloc and cudaFree for [`Allocator::take_segment_events`].
+    pub fn record_segments(&mut self) {
+        self.segment_log.get_or_insert_with(Vec::new);
+    }
+
+    /// The driver calls made since the last take, in order.
+    pub fn take_segment_events(&mut self) -> Vec<SegmentEvent> {
+        self.segment_log
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// Simulated address of the block behind an allocation.
+    pub fn block_addr(&self, id: BlockId) -> u64 {
+        self.blocks[id].addr
     }
 
     /// The statistics so far.

@@ -51,6 +51,9 @@ pub struct CalibrateArgs {
     /// Skip the check run at another setting.
     #[arg(long)]
     pub no_check: bool,
+    /// Skip the GPU step even where a GPU is found.
+    #[arg(long)]
+    pub no_gpu: bool,
     /// Where to write the calibration file (default: the config directory's).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -206,10 +209,33 @@ pub fn run(args: &CalibrateArgs) -> Result<ExitCode> {
     if let Some(pb) = &pb {
         pb.finish_and_clear();
     }
-    let gpu = super::gpu::run();
+    let gpu = if args.no_gpu {
+        super::gpu::GpuOutcome {
+            ran: false,
+            note: "GPU calibration skipped (--no-gpu)".into(),
+            measured: None,
+        }
+    } else {
+        super::gpu::run(&cfg)
+    };
+    let (mut estimators, mut coeffs, mut provenance) = (estimators, coeffs, None);
+    if let Some(g) = &gpu.measured {
+        let job = super::fit::job_on(&cfg, g.edges, Some(g.total_bytes))?;
+        let fitted = super::fit_gpu::fit_gpu(&coeffs, g);
+        let rows = super::fit_gpu::gpu_rows(&job, &coeffs, &fitted, g);
+        provenance = Some(crate::estimate::GpuProvenance {
+            device: g.device.clone(),
+            driver_version: g.driver_version.clone(),
+            total_bytes: g.total_bytes,
+            nvml_peak_bytes: g.nvml_peak_bytes,
+            predicted_peak_bytes: rows.last().map_or(0, |r| r.predicted_bytes),
+        });
+        estimators.extend(rows);
+        coeffs = fitted;
+    }
     let written_to = match &out {
         Some(p) => {
-            write_file(p, &coeffs)?;
+            write_file(p, &coeffs, provenance.clone())?;
             Some(p.display().to_string())
         }
         None => None,
@@ -234,6 +260,7 @@ pub fn run(args: &CalibrateArgs) -> Result<ExitCode> {
             .collect(),
         generalisation,
         gpu: gpu.note,
+        gpu_measured: gpu.measured,
         written_to,
         seconds: started.elapsed().as_secs_f64(),
     };
@@ -242,12 +269,17 @@ pub fn run(args: &CalibrateArgs) -> Result<ExitCode> {
 }
 
 /// Writes the calibration file `plan --calibration` reads.
-pub fn write_file(path: &std::path::Path, coeffs: &Coefficients) -> Result<()> {
+pub fn write_file(
+    path: &std::path::Path,
+    coeffs: &Coefficients,
+    gpu: Option<crate::estimate::GpuProvenance>,
+) -> Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     }
     let file = CalibrationFile {
         coefficients: coeffs.clone(),
+        gpu,
     };
     let text = serde_yaml::to_string(&file)
         .map_err(|e| Error::Internal(format!("calibration file: {e}")))?;
@@ -271,6 +303,7 @@ mod tests {
             check_batch_size: None,
             check_workers: None,
             no_check: true,
+            no_gpu: true,
             out: None,
             format: Format::Table,
         }

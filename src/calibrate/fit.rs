@@ -14,7 +14,12 @@ use crate::spec::{Job, JobSpec};
 /// dataset with the synthetic graph's shape, a 2-layer SAGE trained with SGD
 /// on the CPU, one train loader (no evaluation loaders), cgroup accounting.
 pub fn job_for(cfg: &Config, edges: u64) -> Result<Job> {
-    let spec = serde_json::json!({
+    job_on(cfg, edges, None)
+}
+
+/// [`job_for`] trained on a GPU of `gpu_bytes` when given, else on the CPU.
+pub fn job_on(cfg: &Config, edges: u64, gpu_bytes: Option<u64>) -> Result<Job> {
+    let mut spec = serde_json::json!({
         "name": "calibration",
         "dataset": {
             "name": "calibration-graph",
@@ -34,6 +39,10 @@ pub fn job_for(cfg: &Config, edges: u64) -> Result<Job> {
         "device": "cpu",
         "epochs": 1,
     });
+    if let Some(b) = gpu_bytes {
+        spec["device"] = "cuda".into();
+        spec["budget"] = serde_json::json!({ "gpu": format!("{b}B") });
+    }
     let spec: JobSpec = serde_json::from_value(spec)
         .map_err(|e| crate::error::Error::Internal(format!("calibration job: {e}")))?;
     Job::from_spec(&spec)
@@ -86,7 +95,7 @@ pub struct EstimatorRow {
 }
 
 impl EstimatorRow {
-    fn new(name: String, predicted: u64, measured: u64) -> EstimatorRow {
+    pub(super) fn new(name: String, predicted: u64, measured: u64) -> EstimatorRow {
         EstimatorRow {
             name,
             predicted_bytes: predicted,

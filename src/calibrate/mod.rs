@@ -7,6 +7,7 @@
 pub mod cli;
 pub mod epoch;
 pub mod fit;
+pub mod fit_gpu;
 pub mod gpu;
 pub mod graph;
 pub mod layout;

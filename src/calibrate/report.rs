@@ -64,8 +64,10 @@ pub struct CalibrateReport {
     pub phases: Vec<(String, PhasePeak)>,
     /// The check at another batch size and worker count; null when skipped.
     pub generalisation: Option<Generalisation>,
-    /// The GPU step.
+    /// The GPU step, in one line.
     pub gpu: String,
+    /// What the GPU step measured; null when it did not run.
+    pub gpu_measured: Option<crate::calibrate::gpu::GpuMeasured>,
     /// Where the calibration file was written; null when not written.
     pub written_to: Option<String>,
     /// Wall time of the whole calibration, seconds.
@@ -159,8 +161,13 @@ impl Report for CalibrateReport {
         )?;
         writeln!(
             w,
-            "  cuda_context_bytes      {} (not measured: default)",
-            fmt_bytes(c.cuda_context_bytes)
+            "  cuda_context_bytes      {} ({})",
+            fmt_bytes(c.cuda_context_bytes),
+            if c.cuda_context_measured {
+                "measured: NVML less the live segments"
+            } else {
+                "not measured: default"
+            }
         )?;
         writeln!(
             w,

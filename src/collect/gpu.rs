@@ -52,6 +52,11 @@ impl GpuReader {
             .collect()
     }
 
+    /// The driver's version (`nvidia-smi`'s "Driver Version").
+    pub fn driver_version(&self) -> Option<String> {
+        self.nvml.sys_driver_version().ok()
+    }
+
     /// Reads every device once; `pids` selects whose per-process use is summed.
     pub fn read(&self, pids: &HashSet<u32>) -> GpuMemory {
         let mut out = GpuMemory::default();

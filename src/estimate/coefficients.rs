@@ -20,6 +20,9 @@ pub struct Coefficients {
     pub sampler_bytes_per_node: u64,
     /// CUDA context as NVML sees it when the GPU profile does not say.
     pub cuda_context_bytes: u64,
+    /// Whether `cuda_context_bytes` was measured on this machine's GPU by
+    /// `headroom calibrate` (it then wins over the GPU profile's figure).
+    pub cuda_context_measured: bool,
     /// Caching-allocator reserve as a fraction of the per-batch GPU allocations.
     pub allocator_reserve_fraction: f64,
     /// Where these came from (`defaults` or a calibration file).
@@ -34,6 +37,7 @@ impl Default for Coefficients {
             worker_private_bytes: 200 << 20,
             sampler_bytes_per_node: 64,
             cuda_context_bytes: 500 << 20,
+            cuda_context_measured: false,
             allocator_reserve_fraction: 0.25,
             source: "defaults".into(),
         }
@@ -45,6 +49,24 @@ impl Default for Coefficients {
 pub struct CalibrationFile {
     /// The fitted coefficients.
     pub coefficients: Coefficients,
+    /// The GPU it was measured on, when the GPU step ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<GpuProvenance>,
+}
+
+/// Where a calibration's GPU figures came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GpuProvenance {
+    /// The device's name as the driver reports it.
+    pub device: String,
+    /// The NVIDIA driver's version.
+    pub driver_version: Option<String>,
+    /// Total memory of the device, bytes.
+    pub total_bytes: u64,
+    /// NVML's peak for the calibration workload, bytes.
+    pub nvml_peak_bytes: u64,
+    /// What `plan` predicted for it with these coefficients, bytes.
+    pub predicted_peak_bytes: u64,
 }
 
 /// Where `calibrate` writes and `plan` looks by default.

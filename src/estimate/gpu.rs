@@ -235,8 +235,12 @@ pub fn gpu_breakdown(
     }
 }
 
-/// The CUDA context as NVML sees it: the GPU profile's figure, else the coefficient.
+/// The CUDA context as NVML sees it: measured by calibration on this
+/// machine, else the GPU profile's figure, else the coefficient.
 pub fn cuda_context_bytes(job: &Job, coeffs: &Coefficients) -> u64 {
+    if coeffs.cuda_context_measured {
+        return coeffs.cuda_context_bytes;
+    }
     job.gpu
         .as_ref()
         .and_then(|p| p.context_mib)
@@ -251,6 +255,21 @@ pub fn reserve(coeffs: &Coefficients, dynamic: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_measured_context_wins_over_the_gpu_profile() {
+        let mut spec = crate::spec::JobSpec::for_dataset("ogbn-arxiv");
+        spec.budget.gpu = Some("h100-80gb".into());
+        let job = Job::from_spec(&spec).unwrap();
+        // The H100 profile says 550 MiB; an unmeasured coefficient does not override it.
+        let mut c = Coefficients {
+            cuda_context_bytes: 321 << 20,
+            ..Coefficients::default()
+        };
+        assert_eq!(cuda_context_bytes(&job, &c), 550 << 20);
+        c.cuda_context_measured = true;
+        assert_eq!(cuda_context_bytes(&job, &c), 321 << 20);
+    }
 
     #[test]
     fn sage_parameters_by_hand() {

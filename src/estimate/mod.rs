@@ -22,7 +22,7 @@ mod step_shape;
 
 pub use batches::{BatchModel, Prepared, batch_stats};
 pub use coefficients::{
-    CalibrationFile, Coefficients, default_calibration_path, load_coefficients,
+    CalibrationFile, Coefficients, GpuProvenance, default_calibration_path, load_coefficients,
 };
 pub use dataset::DatasetBytes;
 pub use fanout::SampleStats;

@@ -69,7 +69,7 @@ fn a_small_calibration_checks_every_estimator_and_generalises() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("cal.yaml");
     // The check run: half the batch size and one more worker (the defaults).
-    let r = calibrate(&[], &file);
+    let r = calibrate(&["--no-gpu"], &file);
     let rows = r["estimators"].as_array().unwrap();
     // load, build_loaders and train (PSS sum), the mean batch.
     assert_eq!(rows.len(), 4, "{rows:?}");
@@ -91,7 +91,8 @@ fn a_small_calibration_checks_every_estimator_and_generalises() {
         g["rel_error"].as_f64().unwrap() * 100.0
     );
     assert!(g["rel_error"].as_f64().unwrap().abs() < 0.10, "{g}");
-    assert_eq!(r["gpu"], "no GPU: GPU calibration skipped");
+    assert_eq!(r["gpu"], "GPU calibration skipped (--no-gpu)");
+    assert!(r["gpu_measured"].is_null());
 
     // The file round trip: plan reads it, says so, and uses its runtime.
     let runtime = r["coefficients"]["runtime_bytes"].as_u64().unwrap();
@@ -244,5 +245,38 @@ fn workers_die_with_their_parent() {
     assert!(
         workers.iter().all(gone),
         "workers {workers:?} outlived their parent"
+    );
+}
+
+#[test]
+fn the_gpu_step_runs_where_a_gpu_is_found_and_says_so_where_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("cal.yaml");
+    let r = calibrate(&["--no-check"], &file);
+    let text = std::fs::read_to_string(&file).unwrap();
+    if r["gpu_measured"].is_null() {
+        let note = r["gpu"].as_str().unwrap();
+        eprintln!("skipped: {note}");
+        assert!(note.contains("skipped"), "{note}");
+        assert!(!text.contains("driver_version") && text.contains("cuda_context_measured: false"));
+        return;
+    }
+    let g = &r["gpu_measured"];
+    let rows = r["estimators"].as_array().unwrap();
+    let names: Vec<&str> = rows.iter().filter_map(|r| r["name"].as_str()).collect();
+    assert!(names.contains(&"train GPU peak (NVML)"), "{names:?}");
+    for row in rows {
+        eprintln!(
+            "{}: {:+.2}%",
+            row["name"],
+            row["rel_error"].as_f64().unwrap() * 100.0
+        );
+    }
+    // The fitted context is the one measured, and the file says where it came from.
+    assert_eq!(r["coefficients"]["cuda_context_bytes"], g["context_bytes"]);
+    assert_eq!(r["coefficients"]["cuda_context_measured"], true);
+    assert!(
+        text.contains("driver_version") && text.contains("nvml_peak_bytes"),
+        "{text}"
     );
 }

@@ -1,0 +1,434 @@
+//! The calibration's training step on a device: the same two-layer SAGE as
+//! the CPU step (`train.rs`), its tensors allocated through the
+//! device-backed caching allocator in the order autograd creates them and
+//! freed when autograd would drop them, its arithmetic done by the kernels
+//! of `kernels.rs`. Written against [`Ops`] so the allocation sequence runs
+//! (and is tested) without a GPU.
+
+use super::backed::{BackedAllocator, DevBuf, SegmentDriver};
+
+/// A kernel argument.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Arg {
+    /// A device pointer (0 for NULL).
+    Ptr(u64),
+    /// `long long`.
+    I64(i64),
+    /// `int`.
+    I32(i32),
+    /// `unsigned long long`.
+    U64(u64),
+    /// `float`.
+    F32(f32),
+}
+
+/// What the step needs from a device besides memory.
+pub trait Ops {
+    /// Copies host bytes to a device pointer.
+    fn upload(&mut self, dst: u64, bytes: &[u8]) -> Result<(), String>;
+    /// Sets device bytes to zero.
+    fn zero(&mut self, dst: u64, bytes: u64) -> Result<(), String>;
+    /// Launches a kernel of `kernels::NAMES`.
+    fn launch(
+        &mut self,
+        name: &'static str,
+        grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+        args: &[Arg],
+    ) -> Result<(), String>;
+    /// Reads one float back (waits for the device).
+    fn read_f32(&mut self, src: u64) -> Result<f32, String>;
+}
+
+/// A sampled batch on the host, as a worker hands it over.
+#[derive(Debug, Clone, Default)]
+pub struct HostBatch {
+    /// Features of the S nodes, S×F.
+    pub x: Vec<f32>,
+    /// Labels of the S nodes.
+    pub y: Vec<i64>,
+    /// Global node ids.
+    pub n_id: Vec<i64>,
+    /// The seeds (input nodes).
+    pub input: Vec<i64>,
+    /// Local source per edge.
+    pub row: Vec<i64>,
+    /// Local destination per edge.
+    pub col: Vec<i64>,
+    /// Global edge ids.
+    pub e_id: Vec<i64>,
+}
+
+/// The model on the device: lin_l weight and bias and lin_r weight per layer.
+#[derive(Debug, Clone)]
+pub struct DeviceSage {
+    w: [DevBuf; 6],
+    dims: [usize; 3],
+    lr: f32,
+}
+
+fn bytes_of<T: Copy>(v: &[T]) -> &[u8] {
+    // SAFETY: f32/i64/u8 slices viewed as their bytes; no padding, any bit pattern valid.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast(), std::mem::size_of_val(v)) }
+}
+
+fn grid1(n: usize) -> Result<(u32, u32, u32), String> {
+    let blocks = n.div_ceil(256).max(1);
+    u32::try_from(blocks)
+        .map(|b| (b, 1, 1))
+        .map_err(|_| format!("{n} elements exceed one launch"))
+}
+
+struct Step<'a, D: SegmentDriver + Ops> {
+    a: &'a mut BackedAllocator<D>,
+}
+
+impl<D: SegmentDriver + Ops> Step<'_, D> {
+    fn put<T: Copy>(&mut self, v: &[T]) -> Result<DevBuf, String> {
+        let b = self.a.alloc(std::mem::size_of_val(v) as u64)?;
+        self.a.driver_mut().upload(b.ptr, bytes_of(v))?;
+        Ok(b)
+    }
+    fn zeros(&mut self, bytes: usize) -> Result<DevBuf, String> {
+        let b = self.a.alloc(bytes as u64)?;
+        self.a.driver_mut().zero(b.ptr, bytes as u64)?;
+        Ok(b)
+    }
+    fn empty(&mut self, bytes: usize) -> Result<DevBuf, String> {
+        self.a.alloc(bytes as u64)
+    }
+    fn free(&mut self, bufs: &[DevBuf]) -> Result<(), String> {
+        bufs.iter().try_for_each(|&b| self.a.free(b))
+    }
+    fn k1(&mut self, name: &'static str, n: usize, args: &[Arg]) -> Result<(), String> {
+        let grid = grid1(n)?;
+        self.a.driver_mut().launch(name, grid, (256, 1, 1), args)
+    }
+    /// out (m×n) = op(a)·op(b) (+ bias) (+ out).
+    #[allow(clippy::too_many_arguments)]
+    fn gemm(
+        &mut self,
+        out: &DevBuf,
+        a: &DevBuf,
+        b: &DevBuf,
+        bias: Option<&DevBuf>,
+        (m, n, k): (usize, usize, usize),
+        (ta, tb): (bool, bool),
+        acc: bool,
+    ) -> Result<(), String> {
+        let t = super::kernels::TILE as usize;
+        let (gx, gy) = (n.div_ceil(t).max(1), m.div_ceil(t).max(1));
+        if gy > 65_535 || m > i32::MAX as usize || k > i32::MAX as usize {
+            return Err(format!("a {m}×{k} GEMM exceeds one launch"));
+        }
+        let grid = (gx as u32, gy as u32, 1);
+        let tile = (t as u32, t as u32, 1);
+        let args = [
+            Arg::Ptr(out.ptr),
+            Arg::Ptr(a.ptr),
+            Arg::Ptr(b.ptr),
+            Arg::Ptr(bias.map_or(0, |b| b.ptr)),
+            Arg::I32(m as i32),
+            Arg::I32(n as i32),
+            Arg::I32(k as i32),
+            Arg::I32(ta.into()),
+            Arg::I32(tb.into()),
+            Arg::I32(acc.into()),
+        ];
+        self.a.driver_mut().launch("gemm", grid, tile, &args)
+    }
+    /// Mean of the rows of `h` (S×d) along the edges: gathers the messages
+    /// (E×d, freed at once, as PyG's scatter frees x_j) then scatter-mean.
+    fn aggregate(&mut self, h: &DevBuf, d: usize, g: &Graph) -> Result<DevBuf, String> {
+        let (s, e) = (g.s, g.e);
+        let msgs = self.empty(e * d * 4)?;
+        let n = (e * d).max(1);
+        self.k1(
+            "gather_rows",
+            n,
+            &[
+                Arg::Ptr(msgs.ptr),
+                Arg::Ptr(h.ptr),
+                Arg::Ptr(g.row.ptr),
+                Arg::I64(e as i64),
+                Arg::I32(d as i32),
+            ],
+        )?;
+        let agg = self.zeros(s * d * 4)?;
+        self.k1(
+            "scatter_add_rows",
+            n,
+            &[
+                Arg::Ptr(agg.ptr),
+                Arg::Ptr(msgs.ptr),
+                Arg::Ptr(g.col.ptr),
+                Arg::I64(e as i64),
+                Arg::I32(d as i32),
+            ],
+        )?;
+        self.free(&[msgs])?;
+        self.k1(
+            "divide_rows",
+            s * d,
+            &[
+                Arg::Ptr(agg.ptr),
+                Arg::Ptr(g.deg.ptr),
+                Arg::I64(s as i64),
+                Arg::I32(d as i32),
+            ],
+        )?;
+        Ok(agg)
+    }
+}
+
+/// The batch's graph on the device.
+struct Graph {
+    s: usize,
+    e: usize,
+    row: DevBuf,
+    col: DevBuf,
+    deg: DevBuf,
+}
+
+impl DeviceSage {
+    /// Uploads a model from `features` through `hidden` to `classes`.
+    pub fn new<D: SegmentDriver + Ops>(
+        a: &mut BackedAllocator<D>,
+        dims: [usize; 3],
+        seed: u64,
+    ) -> Result<DeviceSage, String> {
+        let mut rng = crate::calibrate::rng::Rng::new(seed);
+        let mut st = Step { a };
+        let mut w = |st: &mut Step<D>, d_in: usize, d_out: usize, zero: bool| {
+            let scale = (1.0 / d_in as f64).sqrt();
+            let v: Vec<f32> = (0..d_in * d_out)
+                .map(|_| {
+                    if zero {
+                        0.0
+                    } else {
+                        ((rng.next_f64() * 2.0 - 1.0) * scale) as f32
+                    }
+                })
+                .collect();
+            st.put(&v)
+        };
+        let [f, h, c] = dims;
+        let w = [
+            w(&mut st, f, h, false)?,
+            w(&mut st, 1, h, true)?,
+            w(&mut st, f, h, false)?,
+            w(&mut st, h, c, false)?,
+            w(&mut st, 1, c, true)?,
+            w(&mut st, h, c, false)?,
+        ];
+        Ok(DeviceSage { w, dims, lr: 0.05 })
+    }
+
+    /// Bytes of the parameters.
+    pub fn param_bytes(&self) -> u64 {
+        self.w.iter().map(|b| b.bytes).sum()
+    }
+
+    /// One forward, backward and SGD step; `at_peak` runs when the step's
+    /// allocations are at their largest (the messages' gradient beside every
+    /// saved tensor). Returns the mean loss over the seeds.
+    pub fn step<D: SegmentDriver + Ops>(
+        &self,
+        a: &mut BackedAllocator<D>,
+        b: &HostBatch,
+        seed: u64,
+        at_peak: &mut dyn FnMut(&mut BackedAllocator<D>),
+    ) -> Result<f32, String> {
+        let [f, h, c] = self.dims;
+        let (s, e, seeds) = (b.y.len(), b.row.len(), b.input.len().min(b.y.len()));
+        let [w1l, b1l, w1r, w2l, b2l, w2r] = &self.w;
+        let mut st = Step { a };
+        // batch.to(device): every tensor the loader built.
+        let inputs = [
+            st.put(&b.n_id)?,
+            st.put(&b.input)?,
+            st.put(&b.y)?,
+            st.put(&b.row)?,
+            st.put(&b.col)?,
+            st.put(&b.e_id)?,
+            st.put(&b.x)?,
+        ];
+        let [_, _, y, row, col, _, x] = inputs;
+        let deg = st.zeros(s * 4)?;
+        st.k1(
+            "count_degree",
+            e,
+            &[Arg::Ptr(deg.ptr), Arg::Ptr(col.ptr), Arg::I64(e as i64)],
+        )?;
+        let g = Graph {
+            s,
+            e,
+            row,
+            col,
+            deg,
+        };
+        // Layer 1: lin_l(mean of x_j) + lin_r(x), ReLU, dropout.
+        let agg1 = st.aggregate(&x, f, &g)?;
+        let out1l = st.empty(s * h * 4)?;
+        st.gemm(
+            &out1l,
+            &agg1,
+            w1l,
+            Some(b1l),
+            (s, h, f),
+            (false, false),
+            false,
+        )?;
+        let out1r = st.empty(s * h * 4)?;
+        st.gemm(&out1r, &x, w1r, None, (s, h, f), (false, false), false)?;
+        let (relu, h1, mask) = (st.empty(s * h * 4)?, st.empty(s * h * 4)?, st.empty(s * h)?);
+        let n1 = s * h;
+        st.k1(
+            "relu_dropout",
+            n1,
+            &[
+                Arg::Ptr(relu.ptr),
+                Arg::Ptr(h1.ptr),
+                Arg::Ptr(mask.ptr),
+                Arg::Ptr(out1l.ptr),
+                Arg::Ptr(out1r.ptr),
+                Arg::I64(n1 as i64),
+                Arg::U64(seed),
+            ],
+        )?;
+        // Layer 2 and the loss.
+        let agg2 = st.aggregate(&h1, h, &g)?;
+        let out2l = st.empty(s * c * 4)?;
+        st.gemm(
+            &out2l,
+            &agg2,
+            w2l,
+            Some(b2l),
+            (s, c, h),
+            (false, false),
+            false,
+        )?;
+        let out2r = st.empty(s * c * 4)?;
+        st.gemm(&out2r, &h1, w2r, None, (s, c, h), (false, false), false)?;
+        let dlogit = st.empty(s * c * 4)?;
+        let loss = st.zeros(4)?;
+        st.k1(
+            "softmax_xent",
+            s,
+            &[
+                Arg::Ptr(dlogit.ptr),
+                Arg::Ptr(loss.ptr),
+                Arg::Ptr(out2l.ptr),
+                Arg::Ptr(out2r.ptr),
+                Arg::Ptr(y.ptr),
+                Arg::I64(seeds as i64),
+                Arg::I64(s as i64),
+                Arg::I32(c as i32),
+            ],
+        )?;
+        // Backward, layer 2: weight gradients, d h1 through lin_r and through
+        // the mean aggregation (messages' gradient materialised, then index_add).
+        let (g2l, g2r, gb2) = (st.empty(h * c * 4)?, st.empty(h * c * 4)?, st.empty(c * 4)?);
+        st.gemm(&g2l, &agg2, &dlogit, None, (h, c, s), (true, false), false)?;
+        st.gemm(&g2r, &h1, &dlogit, None, (h, c, s), (true, false), false)?;
+        st.k1(
+            "column_sums",
+            c,
+            &[
+                Arg::Ptr(gb2.ptr),
+                Arg::Ptr(dlogit.ptr),
+                Arg::I64(s as i64),
+                Arg::I32(c as i32),
+            ],
+        )?;
+        let dagg2 = st.empty(s * h * 4)?;
+        st.gemm(&dagg2, &dlogit, w2l, None, (s, h, c), (false, true), false)?;
+        let dh1 = st.empty(s * h * 4)?;
+        st.gemm(&dh1, &dlogit, w2r, None, (s, h, c), (false, true), false)?;
+        st.k1(
+            "divide_rows",
+            s * h,
+            &[
+                Arg::Ptr(dagg2.ptr),
+                Arg::Ptr(g.deg.ptr),
+                Arg::I64(s as i64),
+                Arg::I32(h as i32),
+            ],
+        )?;
+        let dmsg = st.empty(e * h * 4)?;
+        let ne = (e * h).max(1);
+        st.k1(
+            "gather_rows",
+            ne,
+            &[
+                Arg::Ptr(dmsg.ptr),
+                Arg::Ptr(dagg2.ptr),
+                Arg::Ptr(g.col.ptr),
+                Arg::I64(e as i64),
+                Arg::I32(h as i32),
+            ],
+        )?;
+        at_peak(st.a);
+        st.k1(
+            "scatter_add_rows",
+            ne,
+            &[
+                Arg::Ptr(dh1.ptr),
+                Arg::Ptr(dmsg.ptr),
+                Arg::Ptr(g.row.ptr),
+                Arg::I64(e as i64),
+                Arg::I32(h as i32),
+            ],
+        )?;
+        st.free(&[dmsg, dagg2, agg2, out2l, out2r, dlogit])?;
+        // Layer 1: through dropout and ReLU, then the weight gradients (the
+        // input aggregate and x need none).
+        let dout1 = st.empty(s * h * 4)?;
+        st.k1(
+            "relu_dropout_backward",
+            n1,
+            &[
+                Arg::Ptr(dout1.ptr),
+                Arg::Ptr(dh1.ptr),
+                Arg::Ptr(mask.ptr),
+                Arg::Ptr(relu.ptr),
+                Arg::I64(n1 as i64),
+            ],
+        )?;
+        st.free(&[dh1, relu, mask, h1])?;
+        let (g1l, g1r, gb1) = (st.empty(f * h * 4)?, st.empty(f * h * 4)?, st.empty(h * 4)?);
+        st.gemm(&g1l, &agg1, &dout1, None, (f, h, s), (true, false), false)?;
+        st.gemm(&g1r, &x, &dout1, None, (f, h, s), (true, false), false)?;
+        st.k1(
+            "column_sums",
+            h,
+            &[
+                Arg::Ptr(gb1.ptr),
+                Arg::Ptr(dout1.ptr),
+                Arg::I64(s as i64),
+                Arg::I32(h as i32),
+            ],
+        )?;
+        st.free(&[dout1, agg1, out1l, out1r])?;
+        // optimizer.step(), then zero_grad(set_to_none=True).
+        let grads = [g1l, gb1, g1r, g2l, gb2, g2r];
+        for (w, gr) in self.w.iter().zip(&grads) {
+            let n = (w.bytes / 4) as usize;
+            st.k1(
+                "sgd",
+                n,
+                &[
+                    Arg::Ptr(w.ptr),
+                    Arg::Ptr(gr.ptr),
+                    Arg::I64(n as i64),
+                    Arg::F32(self.lr),
+                ],
+            )?;
+        }
+        let loss_value = st.a.driver_mut().read_f32(loss.ptr)?;
+        st.free(&grads)?;
+        st.free(&[loss, g.deg])?;
+        st.free(&inputs)?;
+        Ok(loss_value)
+    }
+}
