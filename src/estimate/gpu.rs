@@ -121,6 +121,16 @@ pub(super) fn layer_activations(
 }
 
 /// (training, evaluation) activation peaks of a GNN at `s` nodes and `es` edges.
+///
+/// Training memory peaks at one of two kinds of moment (the calibration's
+/// step, on the CPU and through the device allocator, showed both):
+/// - forward through layer l: the saved tensors of layers up to l and layer
+///   l's message transient (x_j gathered, not yet scattered);
+/// - backward through layer l: the saved tensors of layers up to l (later
+///   layers' are freed by then) and the gradients being formed: about one
+///   more copy of layer l's saved tensors, plus the messages' gradient
+///   (transient-sized) where the layer's input needs a gradient (not the
+///   first layer's: the features do not).
 fn gnn_activations(
     job: &Job,
     conv: Conv,
@@ -130,8 +140,7 @@ fn gnn_activations(
     s: f64,
     es: f64,
 ) -> (f64, f64) {
-    let (mut saved, mut transient_max, mut saved_max, mut eval_max) =
-        (0.0_f64, 0.0_f64, 0.0_f64, 0.0_f64);
+    let (mut saved, mut peak, mut eval_max) = (0.0_f64, 0.0_f64, 0.0_f64);
     let mut d_in = job.dataset.features as f64;
     for l in 0..layers {
         let last = l + 1 == layers;
@@ -143,22 +152,25 @@ fn gnn_activations(
         let h = if last { 1.0 } else { heads as f64 };
         let (sv, tr) = layer_activations(conv, s, es, d_in, d_out, h, last);
         saved += sv;
-        // The first layer's aggregate of the input features gets no gradient
-        // (the features do not require one), so backward never allocates it.
-        let input_aggregate = if l == 0 && matches!(conv, Conv::Sage | Conv::Gin) {
-            s * d_in * F32
+        let forward = saved + tr;
+        // The first layer's aggregate of the input features gets no gradient,
+        // and neither do its messages.
+        let backward = if l == 0 {
+            let input_aggregate = if matches!(conv, Conv::Sage | Conv::Gin) {
+                s * d_in * F32
+            } else {
+                0.0
+            };
+            saved + sv - input_aggregate
         } else {
-            0.0
+            saved + sv + tr
         };
-        saved_max = saved_max.max(sv - input_aggregate);
-        transient_max = transient_max.max(tr);
+        peak = peak.max(forward).max(backward);
         // no_grad: a layer's input, its output and its transient at once.
         eval_max = eval_max.max(s * d_in * F32 + sv + tr);
         d_in = d_out * h;
     }
-    // Backward holds gradient buffers about the size of the largest layer's
-    // saved tensors; the forward transients are gone by then.
-    (saved + transient_max.max(saved_max), eval_max)
+    (peak, eval_max)
 }
 
 /// GPU components for `job` with training and evaluation batch statistics.
