@@ -194,39 +194,3 @@ mod tests {
         );
     }
 }
-#[cfg(test)]
-mod probe {
-    #[test]
-    fn probe_components() {
-        let y = std::fs::read_to_string("/tmp/c1.yaml").unwrap();
-        let f: crate::estimate::CalibrationFile = serde_yaml::from_str(&y).unwrap();
-        let mut cfg = crate::calibrate::cli::CalibrateArgs {
-            nodes: 300_000,
-            avg_degree: 15.0,
-            features: 128,
-            workers: 1,
-            batch_size: 1024,
-            fanout: vec![10, 5],
-            batches: 24,
-            seed: 1,
-            check_batch_size: None,
-            check_workers: None,
-            no_check: true,
-            no_gpu: true,
-            out: None,
-            format: crate::output::Format::Table,
-        }
-        .config()
-        .unwrap();
-        cfg.batches = 12;
-        let job = super::job_for(&cfg, 4569526).unwrap();
-        let est = super::predict(&job, &f.coefficients);
-        for p in &est.phases {
-            eprintln!("{} {} {}", p.phase.as_str(), p.moment, p.host_bytes >> 20);
-            for c in &p.host {
-                eprintln!("   {:30} {:>10.2} MiB", c.name, c.bytes as f64 / 1048576.0);
-            }
-        }
-        eprintln!("{:?}", est.train_batch);
-    }
-}
