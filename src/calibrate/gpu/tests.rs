@@ -4,7 +4,7 @@
 
 use super::backed::{BackedAllocator, SegmentDriver};
 use super::batches::BatchSource;
-use super::step::{Arg, DeviceSage, Ops};
+use super::step::{Arg, DeviceSage, HostBatch, Ops};
 use crate::alloc::{AllocConf, DeviceMemory};
 use crate::calibrate::cli::CalibrateArgs;
 use crate::output::Format;
@@ -163,18 +163,19 @@ fn on_a_gpu_the_step_learns_a_fixed_batch() {
             return;
         }
     };
-    let cfg = small_config();
-    let b = BatchSource::new(&cfg).batch(0);
+    let b = learnable_batch();
     let device = DeviceMemory::new(dev.total_mem().unwrap(), 0);
     let mut a = BackedAllocator::new(AllocConf::default(), device, dev).unwrap();
-    let m = DeviceSage::new(&mut a, [cfg.features, cfg.hidden, cfg.classes], 1).unwrap();
-    let losses: Vec<f32> = (0..60)
+    let m = DeviceSage::new(&mut a, [16, 32, 16], 1).unwrap();
+    let losses: Vec<f32> = (0..200)
         .map(|i| m.step(&mut a, &b, i, &mut |_| {}).unwrap())
         .collect();
     // Small random weights give logits near zero: the loss starts near ln(16).
-    let ln_c = (cfg.classes as f32).ln();
-    assert!((0.7 * ln_c..1.5 * ln_c).contains(&losses[0]), "{losses:?}");
-    assert!(losses[59] < 0.9 * losses[0], "{losses:?}");
+    // The CPU step (same model, same learning rate) goes from 2.81 to 1.35
+    // on this batch in 200 steps; the GPU's dropout masks differ.
+    let ln_c = 16f32.ln();
+    assert!((0.8 * ln_c..1.3 * ln_c).contains(&losses[0]), "{losses:?}");
+    assert!(losses[199] < 0.75 * losses[0], "{losses:?}");
 }
 
 #[test]
@@ -201,4 +202,25 @@ fn on_a_gpu_nvml_sees_context_plus_reserve() {
         "{}",
         m.context_bytes
     );
+}
+
+/// 64 nodes whose features are their labels one-hot (16 classes), each the
+/// source of an edge into the next: a batch a SAGE model can fit.
+fn learnable_batch() -> HostBatch {
+    let (s, c) = (64usize, 16usize);
+    let y: Vec<i64> = (0..s as i64).map(|i| i % c as i64).collect();
+    let mut x = vec![0.0f32; s * c];
+    for (i, &l) in y.iter().enumerate() {
+        x[i * c + l as usize] = 1.0;
+    }
+    let ids: Vec<i64> = (0..s as i64).collect();
+    HostBatch {
+        x,
+        y,
+        n_id: ids.clone(),
+        input: ids.clone(),
+        row: ids.iter().map(|&i| (i + 1) % s as i64).collect(),
+        col: ids.clone(),
+        e_id: ids,
+    }
 }
