@@ -11,7 +11,9 @@ pub mod backed;
 pub mod batches;
 pub mod cuda;
 pub mod kernels;
+mod launch;
 pub mod meter;
+pub mod ops;
 pub mod step;
 
 use serde::Serialize;
