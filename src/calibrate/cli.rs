@@ -210,11 +210,7 @@ pub fn run(args: &CalibrateArgs) -> Result<ExitCode> {
         pb.finish_and_clear();
     }
     let gpu = if args.no_gpu {
-        super::gpu::GpuOutcome {
-            ran: false,
-            note: "GPU calibration skipped (--no-gpu)".into(),
-            measured: None,
-        }
+        super::gpu::skipped("GPU calibration skipped (--no-gpu)")
     } else {
         super::gpu::run(&cfg)
     };

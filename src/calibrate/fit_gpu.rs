@@ -1,13 +1,12 @@
 //! The GPU half of fitting, pure like `fit.rs`: the CUDA context comes from
-//! NVML less the live segments of this run, and the planner's prediction of
+//! NVML less the live segments of this run, and `plan`'s own prediction of
 //! the run's GPU (the estimators' tensors, the caching allocator simulated
-//! over the run's steps, the context) is set against what the device showed.
+//! over the run's steps on the card less the margin, the context) is set
+//! against what the device showed.
 
-use super::fit::{EstimatorRow, predict};
+use super::fit::EstimatorRow;
 use super::gpu::GpuMeasured;
-use crate::alloc::AllocConf;
-use crate::estimate::{BatchModel, Coefficients, Phase, Prepared, cuda_context_bytes};
-use crate::plan::gpu_sim;
+use crate::estimate::{Coefficients, Phase, cuda_context_bytes};
 use crate::spec::Job;
 
 /// `base` with the CUDA context this run measured.
@@ -27,19 +26,12 @@ pub fn gpu_rows(
     fitted: &Coefficients,
     g: &GpuMeasured,
 ) -> Vec<EstimatorRow> {
-    let s = &job.settings;
-    let bm = BatchModel::new(job, s, &Prepared::new(job));
-    let context = cuda_context_bytes(job, fitted);
-    let sim = gpu_sim::simulate(
-        job,
-        &bm,
-        s.batch_size,
-        context,
-        g.total_bytes,
-        &AllocConf::default(),
-    );
-    let mut est = predict(job, fitted);
-    gpu_sim::apply(&mut est, &sim, false);
+    let (est, sim) = crate::plan::estimate_as_planned(job, fitted);
+    // The job has a GPU budget, so plan simulated its allocator.
+    let (allocated, reserved) = sim.map_or((0, 0), |sim| {
+        let run = sim.run(false);
+        (run.peak_allocated_bytes, run.peak_reserved_bytes)
+    });
     let train_peak = est
         .phases
         .iter()
@@ -55,12 +47,12 @@ pub fn gpu_rows(
         ),
         EstimatorRow::new(
             "GPU tensors peak (allocated)".into(),
-            sim.configured.peak_allocated_bytes,
+            allocated,
             g.allocated_peak_bytes,
         ),
         EstimatorRow::new(
             "GPU allocator reserve peak".into(),
-            sim.configured.peak_reserved_bytes,
+            reserved,
             g.reserved_peak_bytes,
         ),
         EstimatorRow::new(

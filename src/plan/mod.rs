@@ -121,6 +121,15 @@ pub struct Change {
 /// Batch-size/fanout pairs the verification simulates before it gives up.
 const MAX_GPU_REJECTS: usize = 64;
 
+/// The estimate `plan` makes of `job` at its own settings, with the training
+/// GPU simulated on the card less the margin (None without a GPU budget).
+pub fn estimate_as_planned(
+    job: &Job,
+    coeffs: &Coefficients,
+) -> (crate::estimate::Estimate, Option<GpuSimulation>) {
+    Planner::new(job, coeffs).estimate(&job.settings)
+}
+
 /// Plans `job`: estimate, verdict, recommendation.
 pub fn plan(job: &Job, coeffs: &Coefficients, source: &str, warnings: Vec<String>) -> PlanReport {
     let mut planner = Planner::new(job, coeffs);

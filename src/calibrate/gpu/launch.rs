@@ -78,46 +78,77 @@ impl<D: SegmentDriver + Ops> Step<'_, D> {
         ];
         self.a.driver_mut().launch("gemm", grid, tile, &args)
     }
+    /// out[i, :] = src[idx[i], :] for the n rows of `idx`, d columns.
+    pub(super) fn gather_rows(
+        &mut self,
+        out: &DevBuf,
+        src: &DevBuf,
+        idx: &DevBuf,
+        n: usize,
+        d: usize,
+    ) -> Result<(), String> {
+        let args = [
+            Arg::Ptr(out.ptr),
+            Arg::Ptr(src.ptr),
+            Arg::Ptr(idx.ptr),
+            Arg::I64(n as i64),
+            Arg::I32(d as i32),
+        ];
+        self.k1("gather_rows", n * d, &args)
+    }
+    /// out[idx[i], :] += src[i, :] for the n rows of `src`, d columns.
+    pub(super) fn scatter_add_rows(
+        &mut self,
+        out: &DevBuf,
+        src: &DevBuf,
+        idx: &DevBuf,
+        n: usize,
+        d: usize,
+    ) -> Result<(), String> {
+        let args = [
+            Arg::Ptr(out.ptr),
+            Arg::Ptr(src.ptr),
+            Arg::Ptr(idx.ptr),
+            Arg::I64(n as i64),
+            Arg::I32(d as i32),
+        ];
+        self.k1("scatter_add_rows", n * d, &args)
+    }
+    /// Divides each of the s rows of `out` by its node's degree (where not 0).
+    pub(super) fn divide_rows(&mut self, out: &DevBuf, g: &Graph, d: usize) -> Result<(), String> {
+        let args = [
+            Arg::Ptr(out.ptr),
+            Arg::Ptr(g.deg.ptr),
+            Arg::I64(g.s as i64),
+            Arg::I32(d as i32),
+        ];
+        self.k1("divide_rows", g.s * d, &args)
+    }
+    /// out[j] = the sum of column j of `src` (s rows, c columns): a bias gradient.
+    pub(super) fn column_sums(
+        &mut self,
+        out: &DevBuf,
+        src: &DevBuf,
+        s: usize,
+        c: usize,
+    ) -> Result<(), String> {
+        let args = [
+            Arg::Ptr(out.ptr),
+            Arg::Ptr(src.ptr),
+            Arg::I64(s as i64),
+            Arg::I32(c as i32),
+        ];
+        self.k1("column_sums", c, &args)
+    }
     /// Mean of the rows of `h` (S×d) along the edges: gathers the messages
     /// (E×d, freed at once, as PyG's scatter frees x_j) then scatter-mean.
     pub(super) fn aggregate(&mut self, h: &DevBuf, d: usize, g: &Graph) -> Result<DevBuf, String> {
-        let (s, e) = (g.s, g.e);
-        let msgs = self.empty(e * d * 4)?;
-        let n = (e * d).max(1);
-        self.k1(
-            "gather_rows",
-            n,
-            &[
-                Arg::Ptr(msgs.ptr),
-                Arg::Ptr(h.ptr),
-                Arg::Ptr(g.row.ptr),
-                Arg::I64(e as i64),
-                Arg::I32(d as i32),
-            ],
-        )?;
-        let agg = self.zeros(s * d * 4)?;
-        self.k1(
-            "scatter_add_rows",
-            n,
-            &[
-                Arg::Ptr(agg.ptr),
-                Arg::Ptr(msgs.ptr),
-                Arg::Ptr(g.col.ptr),
-                Arg::I64(e as i64),
-                Arg::I32(d as i32),
-            ],
-        )?;
+        let msgs = self.empty(g.e * d * 4)?;
+        self.gather_rows(&msgs, h, &g.row, g.e, d)?;
+        let agg = self.zeros(g.s * d * 4)?;
+        self.scatter_add_rows(&agg, &msgs, &g.col, g.e, d)?;
         self.free(&[msgs])?;
-        self.k1(
-            "divide_rows",
-            s * d,
-            &[
-                Arg::Ptr(agg.ptr),
-                Arg::Ptr(g.deg.ptr),
-                Arg::I64(s as i64),
-                Arg::I32(d as i32),
-            ],
-        )?;
+        self.divide_rows(&agg, g, d)?;
         Ok(agg)
     }
 }

@@ -48,11 +48,9 @@ pub struct GpuMeasured {
     pub edges: u64,
 }
 
-/// What the GPU step did.
+/// What the GPU step did (it ran when there are measurements).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GpuOutcome {
-    /// Whether it ran.
-    pub ran: bool,
     /// One line for people.
     pub note: String,
     /// The measurements, when it ran.
@@ -71,9 +69,9 @@ pub fn nvrtc_present() -> bool {
     unsafe { cudarc::nvrtc::sys::is_culib_present() }
 }
 
-fn skipped(note: impl Into<String>) -> GpuOutcome {
+/// An outcome without measurements, and why.
+pub fn skipped(note: impl Into<String>) -> GpuOutcome {
     GpuOutcome {
-        ran: false,
         note: note.into(),
         measured: None,
     }
@@ -100,7 +98,6 @@ pub fn run(cfg: &Config) -> GpuOutcome {
     }
     match measure(cfg) {
         Ok(m) => GpuOutcome {
-            ran: true,
             note: format!(
                 "GPU: {} (driver {}): {} steps, NVML peak {} ({}), CUDA context {}",
                 m.device,

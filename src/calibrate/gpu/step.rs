@@ -158,55 +158,16 @@ impl DeviceSage {
         let (g2l, g2r, gb2) = (st.empty(h * c * 4)?, st.empty(h * c * 4)?, st.empty(c * 4)?);
         st.gemm(&g2l, &agg2, &dlogit, None, (h, c, s), (true, false), false)?;
         st.gemm(&g2r, &h1, &dlogit, None, (h, c, s), (true, false), false)?;
-        st.k1(
-            "column_sums",
-            c,
-            &[
-                Arg::Ptr(gb2.ptr),
-                Arg::Ptr(dlogit.ptr),
-                Arg::I64(s as i64),
-                Arg::I32(c as i32),
-            ],
-        )?;
+        st.column_sums(&gb2, &dlogit, s, c)?;
         let dagg2 = st.empty(s * h * 4)?;
         st.gemm(&dagg2, &dlogit, w2l, None, (s, h, c), (false, true), false)?;
         let dh1 = st.empty(s * h * 4)?;
         st.gemm(&dh1, &dlogit, w2r, None, (s, h, c), (false, true), false)?;
-        st.k1(
-            "divide_rows",
-            s * h,
-            &[
-                Arg::Ptr(dagg2.ptr),
-                Arg::Ptr(g.deg.ptr),
-                Arg::I64(s as i64),
-                Arg::I32(h as i32),
-            ],
-        )?;
+        st.divide_rows(&dagg2, &g, h)?;
         let dmsg = st.empty(e * h * 4)?;
-        let ne = (e * h).max(1);
-        st.k1(
-            "gather_rows",
-            ne,
-            &[
-                Arg::Ptr(dmsg.ptr),
-                Arg::Ptr(dagg2.ptr),
-                Arg::Ptr(g.col.ptr),
-                Arg::I64(e as i64),
-                Arg::I32(h as i32),
-            ],
-        )?;
+        st.gather_rows(&dmsg, &dagg2, &g.col, e, h)?;
         at_peak(st.a);
-        st.k1(
-            "scatter_add_rows",
-            ne,
-            &[
-                Arg::Ptr(dh1.ptr),
-                Arg::Ptr(dmsg.ptr),
-                Arg::Ptr(g.row.ptr),
-                Arg::I64(e as i64),
-                Arg::I32(h as i32),
-            ],
-        )?;
+        st.scatter_add_rows(&dh1, &dmsg, &g.row, e, h)?;
         st.free(&[dmsg, dagg2, agg2, out2l, out2r, dlogit])?;
         // Layer 1: through dropout and ReLU, then the weight gradients (the
         // input aggregate and x need none).
@@ -226,16 +187,7 @@ impl DeviceSage {
         let (g1l, g1r, gb1) = (st.empty(f * h * 4)?, st.empty(f * h * 4)?, st.empty(h * 4)?);
         st.gemm(&g1l, &agg1, &dout1, None, (f, h, s), (true, false), false)?;
         st.gemm(&g1r, &x, &dout1, None, (f, h, s), (true, false), false)?;
-        st.k1(
-            "column_sums",
-            h,
-            &[
-                Arg::Ptr(gb1.ptr),
-                Arg::Ptr(dout1.ptr),
-                Arg::I64(s as i64),
-                Arg::I32(h as i32),
-            ],
-        )?;
+        st.column_sums(&gb1, &dout1, s, h)?;
         st.free(&[dout1, agg1, out1l, out1r])?;
         // optimizer.step(), then zero_grad(set_to_none=True).
         let grads = [g1l, gb1, g1r, g2l, gb2, g2r];
