@@ -70,6 +70,28 @@ pub fn parse_size(text: &str, bare: BareNumber) -> Result<u64, String> {
     Ok(bytes.round() as u64)
 }
 
+/// Today's date in UTC as YYYY-MM-DD (for provenance records).
+pub fn utc_date_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    civil_date(secs / 86_400)
+}
+
+/// YYYY-MM-DD of the day `days` after 1970-01-01 (Howard Hinnant's algorithm).
+pub fn civil_date(days: u64) -> String {
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
 /// Formats bytes for people: binary units, three significant figures.
 pub fn fmt_bytes(bytes: u64) -> String {
     const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
@@ -186,6 +208,14 @@ mod tests {
         );
         assert!(parse_size("G", BareNumber::Refuse).is_err());
         assert!(parse_size("", BareNumber::Refuse).is_err());
+    }
+
+    #[test]
+    fn civil_dates_by_hand() {
+        assert_eq!(civil_date(0), "1970-01-01");
+        // 2000-03-01 is day 11,017; 2026-11-23 is day 20,780.
+        assert_eq!(civil_date(11_017), "2000-03-01");
+        assert_eq!(civil_date(20_780), "2026-11-23");
     }
 
     #[test]

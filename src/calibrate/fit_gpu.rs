@@ -9,11 +9,21 @@ use super::gpu::GpuMeasured;
 use crate::estimate::{Coefficients, Phase, cuda_context_bytes};
 use crate::spec::Job;
 
-/// `base` with the CUDA context this run measured.
+/// `base` with the CUDA context this run measured. It is the context of
+/// headroom's own CUDA process, which loads fewer kernels than PyTorch does:
+/// `plan` takes it as a floor under the GPU profile's figure, never below it.
 pub fn fit_gpu(base: &Coefficients, g: &GpuMeasured) -> Coefficients {
     let mut c = base.clone();
     c.cuda_context_bytes = g.context_bytes;
     c.cuda_context_measured = true;
+    c.provenance.insert(
+        "cuda_context_bytes".into(),
+        format!(
+            "measured by headroom calibrate ({}) on {}: NVML of its own CUDA process less its live segments; a floor for PyTorch's",
+            crate::units::utc_date_now(),
+            g.device
+        ),
+    );
     c
 }
 

@@ -5,6 +5,7 @@
 //! coefficients and check every estimator against this machine.
 
 pub mod cli;
+pub mod corpus;
 pub mod epoch;
 pub mod fit;
 pub mod fit_gpu;

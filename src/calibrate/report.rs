@@ -58,8 +58,12 @@ pub struct CalibrateReport {
     pub workload: Workload,
     /// Every estimator compared, with the fitted coefficients.
     pub estimators: Vec<EstimatorRow>,
-    /// The fitted coefficients.
+    /// The coefficients written: the framework constants of real Python
+    /// jobs (never this Rust workload's), with the GPU context where measured.
     pub coefficients: Coefficients,
+    /// What this Rust workload measured for its own runtime, worker pages and
+    /// sampler scratch: used to check the mechanisms on this run, not written.
+    pub workload_coefficients: Coefficients,
     /// Per-phase peaks measured (load, build_loaders, train).
     pub phases: Vec<(String, PhasePeak)>,
     /// The check at another batch size and worker count; null when skipped.
@@ -142,23 +146,30 @@ impl Report for CalibrateReport {
             .with(Style::rounded())
             .with(Modify::new(Columns::new(1..)).with(Alignment::right()));
         writeln!(w, "{table}")?;
+        let m = &self.workload_coefficients;
+        writeln!(
+            w,
+            "measured on this workload (a Rust process: checks the mechanisms above, not written):"
+        )?;
+        writeln!(
+            w,
+            "  runtime {}, worker private pages {}, sampler scratch {} B/node",
+            fmt_bytes(m.runtime_bytes),
+            fmt_bytes(m.worker_private_bytes),
+            m.sampler_bytes_per_node
+        )?;
         let c = &self.coefficients;
-        writeln!(w, "fitted coefficients:")?;
-        writeln!(
-            w,
-            "  runtime_bytes           {}",
-            fmt_bytes(c.runtime_bytes)
-        )?;
-        writeln!(
-            w,
-            "  worker_private_bytes    {}",
-            fmt_bytes(c.worker_private_bytes)
-        )?;
-        writeln!(
-            w,
-            "  sampler_bytes_per_node  {} B",
-            c.sampler_bytes_per_node
-        )?;
+        writeln!(w, "coefficients written (Python jobs):")?;
+        for (name, value) in [
+            ("runtime_bytes", fmt_bytes(c.runtime_bytes)),
+            ("worker_private_bytes", fmt_bytes(c.worker_private_bytes)),
+            (
+                "sampler_bytes_per_node",
+                format!("{} B", c.sampler_bytes_per_node),
+            ),
+        ] {
+            writeln!(w, "  {name:<23} {value} ({})", c.provenance_of(name))?;
+        }
         writeln!(
             w,
             "  cuda_context_bytes      {} ({})",

@@ -186,7 +186,10 @@ mod tests {
         let (nodes, edges) = (nodes / batches as f64, edges / batches as f64);
         let mean = g.row.len() as f64 / g.nodes as f64;
         let table = DegreeTable::new(&shape, mean);
+        // Sources are drawn by the same weights as in-degrees: out ~ in.
         let p = sample_stats(
+            &table,
+            &table,
             &table,
             g.nodes as f64,
             true,

@@ -12,7 +12,21 @@ use crate::spec::{Job, ModelKind};
 #[derive(Debug, Clone)]
 pub struct Prepared {
     table: DegreeTable,
-    undirected: bool,
+    /// In-degrees of the nodes reached after the first hop.
+    hop_table: DegreeTable,
+    /// Whether `hop_table` is to be degree-biased.
+    hop_biased: bool,
+    /// The out-degree table: where neighbor draws land.
+    reach: DegreeTable,
+}
+
+/// Uniform sources: every node equally likely to be a drawn neighbor.
+fn uniform(mean: f64) -> DegreeTable {
+    DegreeTable {
+        degree: vec![mean],
+        prob: vec![1.0],
+        mean,
+    }
 }
 
 impl Prepared {
@@ -20,15 +34,46 @@ impl Prepared {
     pub fn new(job: &Job) -> Prepared {
         let d = &job.dataset;
         let doubles = job.load.to_undirected && !d.undirected;
-        let edges = if doubles { 2 * d.edges } else { d.edges };
-        let mut shape = d.degree();
-        if doubles {
-            // in-degree + out-degree: no more isolated nodes than before, twice the mean.
-            shape.zero_fraction *= shape.zero_fraction;
-        }
+        let mean = super::dataset::loaded_edges(job) as f64 / d.nodes as f64;
+        let undirected = d.undirected || doubles;
+        // A measured histogram describes the graph as the sampler sees it.
+        let table = match &d.degree_histogram {
+            Some(h) => DegreeTable::from_histogram(h, mean),
+            None => {
+                let mut shape = d.degree();
+                if doubles {
+                    // in-degree + out-degree: no more isolated nodes than before, twice the mean.
+                    shape.zero_fraction *= shape.zero_fraction;
+                }
+                DegreeTable::new(&shape, mean)
+            }
+        };
+        // On an undirected graph out-degrees are the in-degrees; on a directed
+        // one they are measured, or taken as uniform (the most distinct nodes).
+        let reach = if undirected {
+            table.clone()
+        } else {
+            match d.degree_histogram.as_ref().and_then(|h| h.out()) {
+                Some(out) => DegreeTable::from_histogram(&out, mean),
+                None => uniform(mean),
+            }
+        };
+        // After the first hop: the measured in-degree of reached nodes, else
+        // the in-degree biased by degree (exact on an undirected graph, the
+        // safe side on a directed one).
+        let reached = d.degree_histogram.as_ref().and_then(|h| h.reached());
+        let (hop_table, hop_biased) = match reached.filter(|_| !undirected) {
+            Some(r) => {
+                let m = r.mean().unwrap_or(mean);
+                (DegreeTable::from_histogram(&r, m), false)
+            }
+            None => (table.clone(), true),
+        };
         Prepared {
-            table: DegreeTable::new(&shape, edges as f64 / d.nodes as f64),
-            undirected: d.undirected || doubles,
+            table,
+            hop_table,
+            hop_biased,
+            reach,
         }
     }
 
@@ -52,8 +97,10 @@ impl Prepared {
         }
         sample_stats(
             &self.table,
+            &self.hop_table,
+            &self.reach,
             job.dataset.nodes as f64,
-            self.undirected,
+            self.hop_biased,
             seeds as f64,
             fanout,
             batches,

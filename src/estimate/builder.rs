@@ -89,11 +89,16 @@ impl Builder {
     }
 }
 
-/// The dataset's resident tensors.
-pub(super) fn base_dataset(b: &mut Builder, ds: &DatasetBytes) {
+/// The dataset's resident tensors; `loaders_built` once the loaders exist
+/// (a sorted edge_index then lives in /dev/shm when workers share it).
+pub(super) fn base_dataset(b: &mut Builder, ds: &DatasetBytes, loaders_built: bool) {
     b.add("features", ds.features as f64);
     b.add("labels", ds.labels as f64);
-    b.add("edge_index", ds.edge_index as f64);
+    if loaders_built && ds.edge_index_shared {
+        b.add_shm("edge_index (in /dev/shm)", ds.edge_index as f64);
+    } else {
+        b.add("edge_index", ds.edge_index as f64);
+    }
     b.add("split indices", ds.splits as f64);
 }
 

@@ -1,9 +1,16 @@
 //! The constants of the memory model that depend on the machine and the
-//! software stack rather than on the job. Defaults are typical readings for
-//! CPython 3.10+ with PyTorch 2.x and PyG 2.5+; `headroom calibrate` measures
-//! them and writes a file that replaces these.
+//! software stack rather than on the job. The host defaults are measured on
+//! real CPython + PyTorch + PyG processes (the corpus in benches/pyg); each
+//! coefficient keeps where its value came from, and a figure measured on
+//! headroom's own Rust workload never replaces a Python one.
+
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+
+/// Where the host defaults were measured.
+pub const PYTHON_CORPUS: &str =
+    "real CPython 3.11 + torch 2.15 + PyG 2.8.1 runs (benches/pyg corpus)";
 
 /// Machine- and stack-dependent constants.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -11,13 +18,37 @@ use serde::{Deserialize, Serialize};
 pub struct Coefficients {
     /// Resident bytes of one training process after importing torch and PyG, before data.
     pub runtime_bytes: u64,
+    /// Library pages (torch's shared objects) in the main process's RSS:
+    /// counted only where the limit sums RSS.
+    pub runtime_file_bytes: u64,
+    /// Library pages in a DataLoader worker's RSS (it touches few of them).
+    pub worker_file_bytes: u64,
     /// Extra host bytes once CUDA is initialised (driver, cuBLAS/cuDNN pages touched).
     pub cuda_host_bytes: u64,
     /// Pages a forked DataLoader worker writes itself: Python objects copied by
     /// reference counting, its own allocator arenas, sampler buffers.
     pub worker_private_bytes: u64,
+    /// Pages a persistent worker keeps private while it idles between
+    /// iterations (its batch buffers are gone, its interpreter's are not).
+    pub idle_worker_private_bytes: u64,
     /// Sampler scratch per sampled node while a batch is built (hash map, buffers).
     pub sampler_bytes_per_node: u64,
+    /// CPU training, first epoch: heap kept beyond the live step bytes, as a
+    /// fraction of them, when the step's largest tensor is under glibc's
+    /// 32 MiB mmap threshold ceiling (served from the heap, fragmenting).
+    pub cpu_heap_small_tensors: f64,
+    /// The same when the largest tensors are mmapped (freed exactly).
+    pub cpu_heap_large_tensors: f64,
+    /// Evaluation whose workers are forked from the grown heap (the pages
+    /// they and the main process rewrite are copied), small tensors.
+    pub cpu_heap_small_eval_forked: f64,
+    /// The same, large tensors.
+    pub cpu_heap_large_eval_forked: f64,
+    /// Later epochs while workers forked from the grown heap share its pages
+    /// (the parent's rewrites copy them), small tensors.
+    pub cpu_heap_small_shared: f64,
+    /// The same, large tensors.
+    pub cpu_heap_large_shared: f64,
     /// CUDA context as NVML sees it when the GPU profile does not say.
     pub cuda_context_bytes: u64,
     /// Whether `cuda_context_bytes` was measured on this machine's GPU by
@@ -27,19 +58,79 @@ pub struct Coefficients {
     pub allocator_reserve_fraction: f64,
     /// Where these came from (`defaults` or a calibration file).
     pub source: String,
+    /// For each coefficient by name: what it was measured from, and when.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub provenance: BTreeMap<String, String>,
+}
+
+/// The provenance of the built-in values.
+fn default_provenance() -> BTreeMap<String, String> {
+    let mut p = BTreeMap::new();
+    for k in [
+        "runtime_bytes",
+        "runtime_file_bytes",
+        "worker_file_bytes",
+        "worker_private_bytes",
+        "idle_worker_private_bytes",
+        "cpu_heap_small_tensors",
+        "cpu_heap_large_tensors",
+        "cpu_heap_small_eval_forked",
+        "cpu_heap_large_eval_forked",
+        "cpu_heap_small_shared",
+        "cpu_heap_large_shared",
+    ] {
+        p.insert(k.to_string(), format!("default: {PYTHON_CORPUS}"));
+    }
+    p.insert(
+        "sampler_bytes_per_node".into(),
+        "default: an estimate (not measured on its own; the corpus runs include it)".into(),
+    );
+    p.insert(
+        "cuda_host_bytes".into(),
+        "default: typical PyTorch CUDA initialisation (not measured here)".into(),
+    );
+    p.insert(
+        "cuda_context_bytes".into(),
+        "default: the GPU profile's context, else 500 MiB (not measured here)".into(),
+    );
+    p.insert(
+        "allocator_reserve_fraction".into(),
+        "default: replaced by the allocator simulation where a GPU budget is given".into(),
+    );
+    p
+}
+
+impl Coefficients {
+    /// Where `name` came from, as recorded (or the file it was read from).
+    pub fn provenance_of(&self, name: &str) -> String {
+        self.provenance
+            .get(name)
+            .cloned()
+            .unwrap_or_else(|| format!("{} (no provenance recorded)", self.source))
+    }
 }
 
 impl Default for Coefficients {
     fn default() -> Self {
         Coefficients {
-            runtime_bytes: 700 << 20,
+            runtime_bytes: 402 << 20,
+            runtime_file_bytes: 520 << 20,
+            worker_file_bytes: 72 << 20,
             cuda_host_bytes: 1200 << 20,
-            worker_private_bytes: 200 << 20,
+            worker_private_bytes: 44 << 20,
+            idle_worker_private_bytes: 20 << 20,
             sampler_bytes_per_node: 64,
+            cpu_heap_small_tensors: 1.25,
+            cpu_heap_large_tensors: 0.15,
+            cpu_heap_small_eval_forked: 2.2,
+            cpu_heap_large_eval_forked: 1.0,
+            cpu_heap_small_shared: 5.3,
+            cpu_heap_large_shared: 1.2,
             cuda_context_bytes: 500 << 20,
             cuda_context_measured: false,
             allocator_reserve_fraction: 0.25,
             source: "defaults".into(),
+            provenance: default_provenance(),
         }
     }
 }

@@ -28,6 +28,9 @@ pub struct DatasetBytes {
     pub load_extra: u64,
     /// What causes `load_extra`.
     pub load_extra_cause: &'static str,
+    /// edge_index's storage is moved into /dev/shm by the loaders
+    /// (is_sorted with workers: the CSC's `row` is a view of it).
+    pub edge_index_shared: bool,
 }
 
 impl DatasetBytes {
@@ -37,28 +40,57 @@ impl DatasetBytes {
     }
 }
 
+/// Edges in edge_index once loading is done: doubled by `to_undirected` less
+/// the duplicates coalescing removes (`undirected_edges`, else 2E).
+pub fn loaded_edges(job: &Job) -> u64 {
+    let d = &job.dataset;
+    if job.load.to_undirected && !d.undirected {
+        d.undirected_edges.unwrap_or(2 * d.edges)
+    } else {
+        d.edges
+    }
+}
+
+/// Scratch bytes per element of torch's CPU sort of int64 keys with their
+/// indices (radix sort: a second buffer of keys and of indices), on top of
+/// the sorted values (8) and the indices (8) it returns.
+pub const SORT_SCRATCH: u64 = 16;
+
+/// Bytes per element alive at the worst moment of a sort: values, indices, scratch.
+const SORT_MOMENT: u64 = 8 + 8 + SORT_SCRATCH;
+
 /// Dataset bytes for `job` (workers > 0 decides whether the CSC moves to /dev/shm).
 pub fn dataset_bytes(job: &Job, workers: u32, is_sorted: bool) -> DatasetBytes {
     let d = &job.dataset;
     let n = d.nodes;
     let stored = d.edges;
     let doubles = job.load.to_undirected && !d.undirected;
-    let edges = if doubles { 2 * stored } else { stored };
+    let edges = loaded_edges(job);
     let features = d.feature_nodes.unwrap_or(n) * d.features * d.feature_dtype.size();
     let labels = n * d.label_dtype.size();
     let s = d.splits();
     let splits = (s.train + s.valid + s.test) * 8;
     // A plain DataLoader (generic models) builds no CSC.
     let gnn = matches!(job.model, crate::spec::ModelKind::Gnn { .. });
+    // PyG's to_csc: with is_sorted the loader's `row` is a view of edge_index
+    // (no copy) and only colptr is new; otherwise sort_csc makes row[perm]
+    // and keeps perm.
     let csc = if gnn {
-        (n + 1) * 8 + edges * 8 + if is_sorted { 0 } else { edges * 8 }
+        (n + 1) * 8 + if is_sorted { 0 } else { 16 * edges }
     } else {
         0
     };
-    let csc_build_extra = if gnn && (!is_sorted || workers > 0) {
-        edges * 8
-    } else {
-        0
+    // The worst moment of building one loader, above its finished CSC:
+    // unsorted, the sort of col (values, perm and scratch: 32 B an edge
+    // against the 16 kept), or, with workers, share_memory_() copying row
+    // while the sorted col is still referenced (8 + 8); sorted with workers,
+    // share_memory_() on the view moves edge_index's whole storage (16 B an
+    // edge) into shared memory, once.
+    let csc_build_extra = match (gnn, is_sorted, workers > 0) {
+        (false, _, _) => 0,
+        (true, false, _) => (SORT_MOMENT - 16) * edges,
+        (true, true, true) => 16 * edges,
+        (true, true, false) => 0,
     };
     // First processing (InMemoryDataset.collate of the raw arrays) holds the
     // raw tensors and their collated copy at once: one extra copy of each.
@@ -67,28 +99,46 @@ pub fn dataset_bytes(job: &Job, workers: u32, is_sorted: bool) -> DatasetBytes {
     } else {
         0
     };
-    // to_undirected (PyG utils): the original edge_index (16E) stays referenced
-    // while cat() builds row and col (32E), stack() the pair (32E), coalesce()
-    // its key (16E) and sort permutation (16E), and edge_index[:, perm] the
-    // result (32E): 144E at the worst moment, against 32E once done.
+    // to_undirected (PyG 2.8 utils/undirected.py and _coalesce.py), E stored
+    // edges becoming E' after coalescing: the caller's edge_index (16E), the
+    // cat()'d row and col (32E), their stack (32E), coalesce's key idx (16E),
+    // its sort (2E elements), then the permuted copy (32E) with perm (16E),
+    // and at `edge_index[:, mask]` the mask (2E), the kept indices (8E') and
+    // the result (16E'): 146E + 24E' at that moment, 16E' once done.
     let undirected = if doubles {
-        144 * stored - 32 * stored
+        let at_sort = (16 + 32 + 32 + 16) * stored + 2 * stored * SORT_MOMENT;
+        let at_mask = 146 * stored + 24 * edges;
+        at_sort.max(at_mask) - 16 * edges
     } else {
         0
     };
-    let (load_extra, load_extra_cause) = if processing == 0 && undirected == 0 {
-        (0, "the dataset loaded")
-    } else if undirected >= processing {
-        (
-            undirected,
-            "to_undirected: cat, stack, sort key and permuted copy alive at once",
-        )
+    // Sorting edge_index in the script (edge_index[:, argsort(edge_index[1])])
+    // before is_sorted=True: the old edge_index beside the sort (E elements),
+    // then beside perm (8E) and the permuted copy (16E).
+    let sorting = if job.load.sort_edges {
+        (16 + SORT_MOMENT).max(16 + 8 + 16) * edges - 16 * edges
     } else {
+        0
+    };
+    let (load_extra, load_extra_cause) = [
+        (0, "the dataset loaded"),
         (
             processing,
             "first processing: raw arrays and their collated copy",
-        )
-    };
+        ),
+        (
+            undirected,
+            "to_undirected: cat, stack, coalesce's key, sort and permuted copy alive at once",
+        ),
+        (
+            sorting,
+            "sorting edge_index by destination: the sort beside the old edge_index",
+        ),
+    ]
+    .into_iter()
+    .fold((0, "the dataset loaded"), |best, c| {
+        if c.0 > best.0 { c } else { best }
+    });
     DatasetBytes {
         features,
         labels,
@@ -99,6 +149,7 @@ pub fn dataset_bytes(job: &Job, workers: u32, is_sorted: bool) -> DatasetBytes {
         csc_build_extra,
         load_extra,
         load_extra_cause,
+        edge_index_shared: gnn && is_sorted && workers > 0,
     }
 }
 
@@ -127,18 +178,50 @@ mod tests {
     }
 
     #[test]
-    fn to_undirected_doubles_edges_and_costs_112e_while_running() {
+    fn to_undirected_peaks_at_coalesces_mask_moment() {
+        // E = 1,615,685,872 stored, E' = 2E (no duplicates given): at
+        // `edge_index[:, mask]` 146E + 24E' = 194E are alive; the sort moment
+        // is 96E + 2E·32 = 160E. Above the finished 16E' = 32E: 162E.
         let b = papers(true, 0);
         assert_eq!(b.edges, 2 * 1_615_685_872);
-        assert_eq!(b.load_extra, 112 * 1_615_685_872);
+        assert_eq!(b.load_extra, 162 * 1_615_685_872);
+        // With the duplicates coalescing removes (E' = 1.5E): 146E + 36E − 24E = 158E,
+        // still above the sort moment (160E − 24E = 136E).
+        let mut spec = JobSpec::for_dataset("ogbn-papers100m");
+        spec.load.to_undirected = true;
+        let mut job = Job::from_spec(&spec).unwrap();
+        job.dataset.undirected_edges = Some(3 * 1_615_685_872 / 2);
+        assert_eq!(
+            dataset_bytes(&job, 0, false).load_extra,
+            158 * 1_615_685_872
+        );
     }
 
     #[test]
-    fn sorted_input_keeps_no_perm() {
-        let spec = JobSpec::for_dataset("ogbn-arxiv");
+    fn sorting_in_the_script_costs_the_sort_beside_the_old_edge_index() {
+        // old 16E + values, indices and scratch 32E = 48E, 32E above the result.
+        let mut spec = JobSpec::for_dataset("ogbn-arxiv");
+        spec.load.sort_edges = true;
         let b = dataset_bytes(&Job::from_spec(&spec).unwrap(), 0, true);
-        // colptr (169,343+1)·8 + row 1,166,243·8
-        assert_eq!(b.csc, 169_344 * 8 + 1_166_243 * 8);
+        assert_eq!(b.load_extra, 32 * 1_166_243);
+    }
+
+    #[test]
+    fn sorted_input_makes_row_a_view_of_edge_index() {
+        let spec = JobSpec::for_dataset("ogbn-arxiv");
+        let job = Job::from_spec(&spec).unwrap();
+        let b = dataset_bytes(&job, 0, true);
+        // colptr (169,343+1)·8 and nothing else: row is edge_index[0].
+        assert_eq!(b.csc, 169_344 * 8);
         assert_eq!(b.csc_build_extra, 0);
+        assert!(!b.edge_index_shared);
+        // With workers, share_memory_() moves edge_index's storage into /dev/shm.
+        let w = dataset_bytes(&job, 2, true);
+        assert_eq!(w.csc_build_extra, 16 * 1_166_243);
+        assert!(w.edge_index_shared);
+        // Unsorted: row and perm kept, the sort's 32 B an edge at its moment.
+        let u = dataset_bytes(&job, 0, false);
+        assert_eq!(u.csc, 169_344 * 8 + 16 * 1_166_243);
+        assert_eq!(u.csc_build_extra, 16 * 1_166_243);
     }
 }

@@ -3,7 +3,7 @@
 //! degree, scaled so its mean equals edges/nodes. Sampling arithmetic reads
 //! expectations off this table.
 
-use crate::profiles::DegreeShape;
+use crate::profiles::{DegreeHistogram, DegreeShape};
 
 /// Bins of the log-spaced table.
 const BINS: usize = 48;
@@ -85,6 +85,49 @@ impl DegreeTable {
         DegreeTable { degree, prob, mean }
     }
 
+    /// Builds the table from a measured log2 histogram, scaled to mean `mean`.
+    /// Each bucket becomes two points around its mean (its degree sum over its
+    /// count when given, else the bucket's geometric middle), a quarter of the
+    /// bucket's width apart on either side, so a fanout inside a bucket caps
+    /// part of it, as it does on the real graph.
+    pub fn from_histogram(h: &DegreeHistogram, mean: f64) -> DegreeTable {
+        let total: u64 = h.counts.iter().sum();
+        if mean <= 0.0 || total == 0 {
+            return DegreeTable::new(
+                &DegreeShape {
+                    exponent: 2.5,
+                    zero_fraction: 0.0,
+                    max: 1,
+                },
+                0.0,
+            );
+        }
+        let (mut degree, mut prob) = (Vec::new(), Vec::new());
+        for (k, &c) in h.counts.iter().enumerate().skip(1) {
+            if c == 0 {
+                continue;
+            }
+            let lo = (1u64 << (k - 1)) as f64;
+            let hi = ((1u64 << k) - 1) as f64;
+            let m = match &h.degree_sums {
+                Some(s) => (s[k] as f64 / c as f64).clamp(lo, hi),
+                None => (lo * hi).sqrt(),
+            };
+            let p = c as f64 / total as f64;
+            let a = (m - (hi - lo) / 4.0).max(lo);
+            let b = 2.0 * m - a;
+            let (a, b) = if b > hi { (2.0 * m - hi, hi) } else { (a, b) };
+            degree.extend([a, b]);
+            prob.extend([p / 2.0, p / 2.0]);
+        }
+        let have: f64 = degree.iter().zip(&prob).map(|(d, p)| d * p).sum();
+        if have > 0.0 {
+            let scale = mean / have;
+            degree.iter_mut().for_each(|d| *d *= scale);
+        }
+        DegreeTable { degree, prob, mean }
+    }
+
     /// E[min(D, f)] and E[min(D, f)^2] over nodes (f = None: all neighbors).
     /// With `size_biased`, nodes are weighted by degree, as a node reached by
     /// following an edge of an undirected graph is.
@@ -159,6 +202,25 @@ mod tests {
         let t = DegreeTable::new(&shape(0.3), 14.55);
         let (e1, _) = t.capped_moments(Some(1.0), false);
         assert!(e1 <= 0.7 + 1e-9 && e1 > 0.6, "{e1}");
+    }
+
+    #[test]
+    fn a_histogram_keeps_its_isolated_share_and_its_mean() {
+        // 50 nodes of degree 0, 30 of degree 1, 20 in 2..3 with degree sum 50:
+        // mean (30 + 50) / 100 = 0.8; E[min(D, 1)] = 0.5 (every non-isolated node).
+        let h = DegreeHistogram {
+            counts: vec![50, 30, 20],
+            degree_sums: Some(vec![0, 30, 50]),
+            ..DegreeHistogram::default()
+        };
+        let t = DegreeTable::from_histogram(&h, 0.8);
+        let (e1, _) = t.capped_moments(Some(1.0), false);
+        assert!((e1 - 0.5).abs() < 1e-9, "{e1}");
+        let (all, _) = t.capped_moments(None, false);
+        assert!((all - 0.8).abs() < 1e-9, "{all}");
+        // The bucket becomes 2.25 and 2.75; a cap of 2 cuts both: E = 0.3 + 0.1·2 + 0.1·2.
+        let (e2, _) = t.capped_moments(Some(2.0), false);
+        assert!((e2 - 0.7).abs() < 1e-9, "{e2}");
     }
 
     #[test]

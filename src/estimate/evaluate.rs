@@ -16,8 +16,12 @@ pub(super) struct EvalCtx {
     pub(super) eval_splits: f64,
     pub(super) we: u32,
     pub(super) private: f64,
+    pub(super) idle_private: f64,
     pub(super) apparent: f64,
     pub(super) model_host_eval: f64,
+    pub(super) heap_kept: f64,
+    /// The main process's heap that workers forked after training map (RSS sum).
+    pub(super) heap_at_fork: f64,
     pub(super) rss_sum: bool,
     pub(super) detail: bool,
 }
@@ -40,21 +44,25 @@ pub(super) fn evaluate_phase(
     let phase = |copies: f64, shm: bool| {
         let mut b = Builder::new(job.ranks_per_node, c.detail);
         b.add("runtime (python, torch, PyG)", c.runtime);
-        base_dataset(&mut b, ds);
+        base_dataset(&mut b, ds, true);
         add_csc(&mut b, c.csc_name, shm, copies * csc);
         b
     };
     // Workers running the evaluation and idle ones, as the accounting sees them.
     let workers = |b: &mut Builder, running: f64, name: &'static str, idle: f64| {
         b.add(name, running * c.private);
-        b.add("idle persistent workers", idle * c.private);
+        b.add("idle persistent workers", idle * c.idle_private);
         if c.rss_sum {
+            // Persistent training workers were forked before training grew
+            // the main process's heap: their copies lack it.
+            let idle_train_forked_early = idle.min(idle_train);
             b.add(
                 "workers' apparent copies (RSS sum)",
-                (running + idle) * c.apparent,
+                (running + idle) * c.apparent - idle_train_forked_early * c.heap_at_fork,
             );
         }
         b.add("model on the host (CPU training)", c.model_host_eval);
+        b.add("heap kept from training (glibc, CPU)", c.heap_kept);
     };
     let eval_loader_copies = if settings.shared_sampler { 0.0 } else { 1.0 };
     match settings.eval_loaders {
@@ -72,7 +80,16 @@ pub(super) fn evaluate_phase(
             b.finish(Phase::Evaluate, "evaluating on the test split", eval_gpu)
         }
         EvalLoaders::OnDemand => {
-            let mut run = phase(1.0 + eval_loader_copies, shm);
+            // `del loader` frees nothing: a NeighborLoader refers to itself
+            // through its bound collate_fn, so the previous evaluation
+            // loader (and its CSC) lives until the cyclic garbage collector
+            // runs, unless the script calls gc.collect() after deleting it.
+            let lingering = if job.gc_collect {
+                0.0
+            } else {
+                eval_loader_copies
+            };
+            let mut run = phase(1.0 + eval_loader_copies + lingering, shm);
             run.in_flight(eval_flight, true);
             workers(&mut run, we, "eval workers (private pages)", idle_train);
             if settings.shared_sampler {
@@ -83,16 +100,25 @@ pub(super) fn evaluate_phase(
                     eval_gpu,
                 );
             }
-            // Building it: the train loader's CSC, the new one and its sort.
-            let mut build = phase(2.0, shm);
-            build.add(
-                "CSC build transient (sort, share)",
-                ds.csc_build_extra as f64,
-            );
+            // Building it: the train loader's CSC, the deleted one's if not
+            // yet collected, the new one and its sort.
+            let mut build = phase(2.0 + lingering, shm);
+            // A sorted edge_index was moved into /dev/shm by the first loader;
+            // later ones find it there and copy nothing.
+            let transient = if ds.edge_index_shared {
+                0.0
+            } else {
+                ds.csc_build_extra as f64
+            };
+            build.add("CSC build transient (sort, share)", transient);
             workers(&mut build, 0.0, "eval workers (private pages)", idle_train);
             let build = build.finish(
                 Phase::Evaluate,
-                "building an evaluation loader on demand",
+                if lingering > 0.0 {
+                    "building an evaluation loader while the deleted one awaits garbage collection"
+                } else {
+                    "building an evaluation loader on demand"
+                },
                 eval_gpu,
             );
             let run = run.finish(

@@ -32,11 +32,20 @@ pub fn extreme_z(n: f64) -> f64 {
 
 /// Statistics of batches of `seeds` seed nodes sampled with `fanout` on a
 /// graph of `nodes` nodes with in-degree table `table`, over `batches_in_run`
-/// batches. `undirected` makes frontier nodes degree-biased (reached by an edge).
+/// batches. A neighbor draw follows an in-edge to its source, so the nodes
+/// draws land on are weighted by out-degree: `reach` is the out-degree table
+/// (the in-degree table itself on an undirected graph); it decides how many
+/// draws are duplicates. After the first hop the frontier's in-degrees are
+/// `hop_table`'s, degree-biased when `hop_biased` (a node reached by an edge
+/// of an undirected graph), else as its own probabilities say (a measured
+/// in-degree-of-the-reached-node table).
+#[allow(clippy::too_many_arguments)]
 pub fn sample_stats(
     table: &DegreeTable,
+    hop_table: &DegreeTable,
+    reach: &DegreeTable,
     nodes: f64,
-    undirected: bool,
+    hop_biased: bool,
     seeds: f64,
     fanout: &[i64],
     batches_in_run: f64,
@@ -46,11 +55,15 @@ pub fn sample_stats(
     let (mut edges, mut sd_edges) = (0.0_f64, 0.0_f64);
     for (hop, &f) in fanout.iter().enumerate() {
         let cap = (f >= 0).then_some(f as f64);
-        let (e1, e2) = table.capped_moments(cap, undirected && hop > 0);
+        let (e1, e2) = if hop == 0 {
+            table.capped_moments(cap, false)
+        } else {
+            hop_table.capped_moments(cap, hop_biased)
+        };
         let draws = frontier * e1;
         let draws_var = frontier * (e2 - e1 * e1).max(0.0) + e1 * e1 * frontier_var;
         // Distinct new nodes: unique draws, less those already in the batch.
-        let fresh = table.expected_unique(draws, nodes) * (1.0 - total / nodes).max(0.0);
+        let fresh = reach.expected_unique(draws, nodes) * (1.0 - total / nodes).max(0.0);
         let keep = if draws > 0.0 { fresh / draws } else { 0.0 };
         edges += draws;
         sd_edges += draws_var.sqrt();
@@ -91,7 +104,16 @@ mod tests {
         // Degree 20 ≥ every fanout, so each node draws exactly f neighbors:
         // edges = 100·10 + (100·10)·5 = 6,000; on 10^9 nodes duplicates are
         // negligible, so nodes ≈ 100 + 1,000 + 5,000 = 6,100, and no variance.
-        let s = sample_stats(&regular(20.0), 1e9, false, 100.0, &[10, 5], 1000.0);
+        let s = sample_stats(
+            &regular(20.0),
+            &regular(20.0),
+            &regular(20.0),
+            1e9,
+            false,
+            100.0,
+            &[10, 5],
+            1000.0,
+        );
         // Duplicates among 1,000 draws over 10^9 nodes: about 1000²/(2·10^9) = 0.0005.
         assert!((s.mean_edges - 6000.0).abs() < 0.01, "{}", s.mean_edges);
         assert!((s.mean_nodes - 6100.0).abs() < 0.1, "{}", s.mean_nodes);
@@ -102,14 +124,32 @@ mod tests {
     #[test]
     fn low_degree_caps_the_draws() {
         // Degree 3 < fanout 10: each node draws all 3 neighbors: 50 + 150 nodes.
-        let s = sample_stats(&regular(3.0), 1e9, false, 50.0, &[10], 1.0);
+        let s = sample_stats(
+            &regular(3.0),
+            &regular(3.0),
+            &regular(3.0),
+            1e9,
+            false,
+            50.0,
+            &[10],
+            1.0,
+        );
         assert!((s.mean_edges - 150.0).abs() < 1e-6);
     }
 
     #[test]
     fn a_small_graph_saturates() {
         // 1,000 nodes cannot give more than 1,000 distinct nodes however large the fanout.
-        let s = sample_stats(&regular(500.0), 1000.0, true, 500.0, &[100, 100], 1e6);
+        let s = sample_stats(
+            &regular(500.0),
+            &regular(500.0),
+            &regular(500.0),
+            1000.0,
+            true,
+            500.0,
+            &[100, 100],
+            1e6,
+        );
         assert!(s.mean_nodes <= 1000.0 + 1e-9 && s.tail_nodes <= 1000.0);
     }
 
@@ -121,9 +161,35 @@ mod tests {
             max: 100_000,
         };
         let t = DegreeTable::new(&shape, 14.55);
-        let s = sample_stats(&t, 1.1e8, false, 1024.0, &[15, 10], 1e5);
+        let s = sample_stats(&t, &t, &t, 1.1e8, false, 1024.0, &[15, 10], 1e5);
         assert!(s.tail_nodes > s.mean_nodes * 1.01);
         assert!((s.tail_z - (2.0 * 1e5_f64.ln()).sqrt()).abs() < 1e-9);
+    }
+
+    #[test]
+    fn skewed_out_degrees_repeat_draws_and_uniform_ones_do_not() {
+        // 100,000 draws over 10^6 nodes: a uniform out-degree gives
+        // N·(1 − e^(−0.1)) = 95,162.58 distinct sources; half the nodes holding
+        // every out-edge (out-degree 2 or 0) gives 5·10^5·(1 − e^(−0.2)) = 90,634.62.
+        // Of those, the 90 % not among the 10^5 seeds are new.
+        let uniform = regular(10.0);
+        let half = DegreeTable {
+            degree: vec![2.0],
+            prob: vec![0.5],
+            mean: 1.0,
+        };
+        let a = sample_stats(&uniform, &uniform, &uniform, 1e6, false, 1e5, &[1], 1.0);
+        let b = sample_stats(&uniform, &uniform, &half, 1e6, false, 1e5, &[1], 1.0);
+        assert!(
+            (a.mean_nodes - 1e5 - 0.9 * 95_162.58).abs() < 1.0,
+            "{}",
+            a.mean_nodes
+        );
+        assert!(
+            (b.mean_nodes - 1e5 - 0.9 * 90_634.62).abs() < 1.0,
+            "{}",
+            b.mean_nodes
+        );
     }
 
     #[test]

@@ -52,7 +52,13 @@ pub fn gnn_layer_params(
     for l in 0..layers {
         let last = l + 1 == layers;
         let d_out = if last { classes.max(1) } else { hidden };
-        let h = if last { 1 } else { heads as u64 };
+        // PyG's GAT keeps its heads in the output layer and averages them
+        // (concat=False) instead of concatenating.
+        let h = if last && conv != Conv::Gat {
+            1
+        } else {
+            heads as u64
+        };
         out.push(match conv {
             // lin_l (d_in·d_out + bias) and lin_r (d_in·d_out)
             Conv::Sage => 2 * d_in * d_out + d_out,
@@ -81,37 +87,68 @@ pub fn gnn_params(
         .sum()
 }
 
-/// (saved for backward, transient while computing) bytes of one layer.
+/// One message-passing layer's shape.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct LayerShape {
+    /// Input channels.
+    pub d_in: f64,
+    /// Output channels per head.
+    pub d_out: f64,
+    /// Attention heads (1 but for GAT's hidden layers).
+    pub heads: f64,
+    /// The output layer (no activation after it).
+    pub last: bool,
+}
+
+/// (saved for backward, transient while computing) bytes of one layer at
+/// `s` nodes and `es` edges; `dropout`: a dropout with p > 0 follows each
+/// hidden layer.
 pub(super) fn layer_activations(
     conv: Conv,
     s: f64,
     es: f64,
-    d_in: f64,
-    d_out: f64,
-    heads: f64,
-    last: bool,
+    layer: LayerShape,
+    dropout: bool,
 ) -> (f64, f64) {
-    // ReLU output and dropout output and mask after every hidden layer.
+    let LayerShape {
+        d_in,
+        d_out,
+        heads,
+        last,
+    } = layer;
+    // ReLU output after every hidden layer, and dropout's output and mask
+    // when p > 0 (with p = 0 torch returns its input: nothing is kept).
+    let per_elem = F32 + if dropout { F32 + 1.0 } else { 0.0 };
     let act = if last {
         0.0
     } else {
-        s * d_out * heads * (2.0 * F32 + 1.0)
+        s * d_out * heads * per_elem
     };
     match conv {
-        // aggregated neighbors (S·d_in), lin_l and lin_r outputs (2·S·d_out); the
-        // gathered messages x_j (Es·d_in) exist only until scatter-mean.
+        // Autograd keeps the mean aggregate (lin_l's input, S·d_in) and the
+        // ReLU's output; lin_l's and lin_r's outputs (2·S·d_out) live only
+        // until they are added, and the gathered messages x_j (Es·d_in) beside
+        // the scatter's sum (S·d_in) only until the mean is formed. The last
+        // layer's output (the logits) is kept for the loss.
         Conv::Sage => (
-            s * d_in * F32 + 2.0 * s * d_out * F32 + act,
-            es * d_in * F32,
+            s * d_in * F32 + act + if last { s * d_out * F32 } else { 0.0 },
+            (es * d_in * F32 + s * d_in * F32).max(2.0 * s * d_out * F32),
         ),
         // linear output (S·d_out), edge norm (Es); messages and their weighted copy (2·Es·d_out).
         Conv::Gcn => (s * d_out * F32 + es * F32 + act, 2.0 * es * d_out * F32),
-        // projected nodes (S·h·d_out), four per-edge attention tensors (Es·h), the
-        // weighted messages kept for backward (Es·h·d_out); gathered x_j transient.
-        Conv::Gat => (
-            s * heads * d_out * F32 + 4.0 * es * heads * F32 + es * heads * d_out * F32 + act,
-            es * heads * d_out * F32,
-        ),
+        // projected nodes (S·h·d_out), the per-edge attention tensors (Es·h each)
+        // and the weighted messages kept for backward (Es·h·d_out); gathered x_j transient.
+        // GATConv adds a self-loop per node: Es + S edges. Per edge and
+        // head: the gathered α_j and α_i, their sum, LeakyReLU's output,
+        // softmax's exponent and its normalised output (six), and the
+        // weighted messages.
+        Conv::Gat => {
+            let es = es + s;
+            (
+                s * heads * d_out * F32 + 6.0 * es * heads * F32 + es * heads * d_out * F32 + act,
+                es * heads * d_out * F32,
+            )
+        }
         // aggregated (S·d_in) and three MLP tensors (3·S·d_out); messages transient.
         Conv::Gin => (
             s * d_in * F32 + 3.0 * s * d_out * F32 + act,
@@ -149,9 +186,29 @@ fn gnn_activations(
         } else {
             hidden as f64
         };
-        let h = if last { 1.0 } else { heads as f64 };
-        let (sv, tr) = layer_activations(conv, s, es, d_in, d_out, h, last);
+        let h = if last && conv != Conv::Gat {
+            1.0
+        } else {
+            heads as f64
+        };
+        let (sv, tr) = layer_activations(
+            conv,
+            s,
+            es,
+            LayerShape {
+                d_in,
+                d_out,
+                heads: h,
+                last,
+            },
+            job.dropout,
+        );
         saved += sv;
+        if l == 0 && job.dataset.feature_dtype != crate::profiles::Dtype::Float32 {
+            // A float32 model converts half or double features first
+            // (`x.float()`): the copy is lin_r's saved input.
+            saved += s * d_in * F32;
+        }
         let forward = saved + tr;
         // The first layer's aggregate of the input features gets no gradient,
         // and neither do its messages.
@@ -163,7 +220,14 @@ fn gnn_activations(
             };
             saved + sv - input_aggregate
         } else {
-            saved + sv + tr
+            // The gradient of the gathered messages (Es·d_in for SAGE and GIN;
+            // the layer's own transient for the others).
+            let messages = if matches!(conv, Conv::Sage | Conv::Gin) {
+                es * d_in * F32
+            } else {
+                tr
+            };
+            saved + sv + messages
         };
         peak = peak.max(forward).max(backward);
         // no_grad: a layer's input, its output and its transient at once.
@@ -247,16 +311,21 @@ pub fn gpu_breakdown(
     }
 }
 
-/// The CUDA context as NVML sees it: measured by calibration on this
-/// machine, else the GPU profile's figure, else the coefficient.
+/// The CUDA context as NVML sees it: the GPU profile's figure (PyTorch's
+/// context on that card), else the coefficient. A context calibration
+/// measured (headroom's own CUDA process, fewer kernels than PyTorch loads)
+/// raises the profile's figure when larger, never lowers it.
 pub fn cuda_context_bytes(job: &Job, coeffs: &Coefficients) -> u64 {
-    if coeffs.cuda_context_measured {
-        return coeffs.cuda_context_bytes;
-    }
-    job.gpu
+    let profile = job
+        .gpu
         .as_ref()
         .and_then(|p| p.context_mib)
-        .map_or(coeffs.cuda_context_bytes, |m| m << 20)
+        .map(|m| m << 20);
+    match (profile, coeffs.cuda_context_measured) {
+        (Some(p), true) => p.max(coeffs.cuda_context_bytes),
+        (Some(p), false) => p,
+        (None, _) => coeffs.cuda_context_bytes,
+    }
 }
 
 /// Allocator reserve on top of the per-batch allocations.
@@ -269,7 +338,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_measured_context_wins_over_the_gpu_profile() {
+    fn a_measured_context_only_raises_the_gpu_profiles() {
         let mut spec = crate::spec::JobSpec::for_dataset("ogbn-arxiv");
         spec.budget.gpu = Some("h100-80gb".into());
         let job = Job::from_spec(&spec).unwrap();
@@ -279,8 +348,15 @@ mod tests {
             ..Coefficients::default()
         };
         assert_eq!(cuda_context_bytes(&job, &c), 550 << 20);
+        // headroom's own CUDA process loads fewer kernels than PyTorch: a
+        // smaller measured context does not lower PyTorch's, a larger one raises it.
         c.cuda_context_measured = true;
-        assert_eq!(cuda_context_bytes(&job, &c), 321 << 20);
+        assert_eq!(cuda_context_bytes(&job, &c), 550 << 20);
+        c.cuda_context_bytes = 700 << 20;
+        assert_eq!(cuda_context_bytes(&job, &c), 700 << 20);
+        // Without a profile the measured figure is all there is.
+        let raw = Job::from_spec(&crate::spec::JobSpec::for_dataset("ogbn-arxiv")).unwrap();
+        assert_eq!(cuda_context_bytes(&raw, &c), 700 << 20);
     }
 
     #[test]
@@ -293,16 +369,46 @@ mod tests {
     #[test]
     fn gat_heads_widen_the_next_layer() {
         // layer 1: 100·(4·64) + 3·4·64 = 25,600 + 768 = 26,368;
-        // layer 2 (in 256, 1 head, 47 classes): 256·47 + 3·47 = 12,032 + 141 = 12,173.
-        assert_eq!(gnn_params(Conv::Gat, 2, 100, 64, 4, 47), 38_541);
+        // layer 2 (in 256; PyG's GAT keeps 4 heads in its output layer and
+        // averages them, 47 classes): 256·(4·47) + 3·4·47 = 48,128 + 564 = 48,692.
+        assert_eq!(gnn_params(Conv::Gat, 2, 100, 64, 4, 47), 75_060);
+    }
+
+    fn shape(d_in: f64, d_out: f64, last: bool) -> LayerShape {
+        LayerShape {
+            d_in,
+            d_out,
+            heads: 1.0,
+            last,
+        }
     }
 
     #[test]
-    fn sage_layer_saves_aggregate_and_two_linears() {
+    fn sage_layer_saves_the_aggregate_and_its_output() {
         // Last layer, S = 1000, Es = 10,000, 256 → 172:
-        // saved = 1000·256·4 + 2·1000·172·4 = 1,024,000 + 1,376,000 = 2,400,000
-        // transient = 10,000·256·4 = 10,240,000
-        let (sv, tr) = layer_activations(Conv::Sage, 1000.0, 10_000.0, 256.0, 172.0, 1.0, true);
-        assert_eq!((sv, tr), (2_400_000.0, 10_240_000.0));
+        // saved = aggregate 1000·256·4 + logits 1000·172·4 = 1,024,000 + 688,000 = 1,712,000
+        // transient = messages 10,000·256·4 + scatter sum 1000·256·4 = 11,264,000
+        let (sv, tr) = layer_activations(
+            Conv::Sage,
+            1000.0,
+            10_000.0,
+            shape(256.0, 172.0, true),
+            true,
+        );
+        assert_eq!((sv, tr), (1_712_000.0, 11_264_000.0));
+        // A hidden layer 128 → 256: aggregate 512,000 + ReLU output 1,024,000,
+        // and with dropout (p > 0) its output and mask: 1000·256·5 = 1,280,000 more.
+        let hidden = |dropout| {
+            layer_activations(
+                Conv::Sage,
+                1000.0,
+                10_000.0,
+                shape(128.0, 256.0, false),
+                dropout,
+            )
+            .0
+        };
+        assert_eq!(hidden(false), 1_536_000.0);
+        assert_eq!(hidden(true), 2_816_000.0);
     }
 }

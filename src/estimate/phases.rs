@@ -33,7 +33,16 @@ pub fn estimate_with(
     let we = job.eval_num_workers.unwrap_or(w);
     let ds = dataset_bytes(job, w.max(we), settings.is_sorted);
     let cuda = job.device == Device::Cuda;
-    let runtime = coeffs.runtime_bytes as f64
+    let rss_sum = job.accounting == Accounting::RssSum;
+    // RSS also counts the library pages a process maps (torch's shared
+    // objects): invisible to the OOM killer's anon+shmem, summed by RSS.
+    let runtime_main = coeffs.runtime_bytes as f64
+        + if rss_sum {
+            coeffs.runtime_file_bytes as f64
+        } else {
+            0.0
+        };
+    let runtime = runtime_main
         + if cuda {
             coeffs.cuda_host_bytes as f64
         } else {
@@ -44,11 +53,39 @@ pub fn estimate_with(
     let eval_seeds = job.eval_batch_size.unwrap_or(settings.batch_size);
     let gpu = bm.gpu;
     let (train_gpu, eval_gpu) = gpu_components(job, coeffs, &gpu);
-    let rss_sum = job.accounting == Accounting::RssSum;
-    // Under RSS-sum accounting a forked worker's RSS counts every page of the
-    // parent it maps (the whole dataset) and the CSC pages it has touched.
-    let apparent = coeffs.runtime_bytes as f64 + resident + csc;
+    // Under RSS-sum accounting a forked worker's RSS counts every anonymous
+    // page of the parent (fork copies their page-table entries: the whole
+    // dataset), its loader's CSC pages in /dev/shm once sampling has touched
+    // them, and the library pages it maps itself.
+    let base_apparent = coeffs.runtime_bytes as f64 + resident + coeffs.worker_file_bytes as f64;
+    let splits = job.dataset.splits();
+    let train_batches = splits.train.div_ceil(settings.batch_size.max(1)) as f64
+        * if settings.persistent_workers {
+            job.epochs as f64
+        } else {
+            1.0
+        };
+    let eval_batches = ((splits.valid + splits.test) / 2).div_ceil(eval_seeds.max(1)) as f64;
+    let apparent =
+        base_apparent + csc * touched(&ds, train_batches / w.max(1) as f64 * train.mean_edges);
+    let apparent_eval =
+        base_apparent + csc * touched(&ds, eval_batches / we.max(1) as f64 * eval.mean_edges);
+    // Loaders without workers keep their CSC in the parent's private memory,
+    // so workers forked by the others map it too (RSS sum).
+    let separate = !settings.shared_sampler;
+    let train_fork_private_csc =
+        if separate && w > 0 && we == 0 && settings.eval_loaders == EvalLoaders::Resident {
+            2.0 * csc
+        } else {
+            0.0
+        };
+    let eval_fork_private_csc = if separate && w == 0 && we > 0 {
+        csc
+    } else {
+        0.0
+    };
     let private = coeffs.worker_private_bytes as f64;
+    let idle_private = coeffs.idle_worker_private_bytes as f64;
     let eval_splits = match settings.eval_loaders {
         EvalLoaders::None => 0.0,
         _ => 2.0,
@@ -91,12 +128,35 @@ pub fn estimate_with(
             .sum()
     };
     let model_host = if cuda { 0.0 } else { on_host(&train_gpu) };
+    // CPU training allocates every step's tensors from glibc's heap; what it
+    // keeps beyond the live bytes (see `cpu_heap`).
+    let heap = if cuda {
+        HeapKept::default()
+    } else {
+        cpu_heap(
+            job,
+            coeffs,
+            train,
+            model_host + train_flight.private,
+            settings,
+        )
+    };
     let model_host_eval = if cuda { 0.0 } else { on_host(&eval_gpu) };
     let mut phases = Vec::with_capacity(4);
+    // Evaluation workers are forked after training: their RSS counts the
+    // main process's heap as it was then (RSS sum): what the first epoch
+    // kept, and the step's tensors themselves where they came from the heap
+    // (under the 32 MiB mmap threshold; larger ones were unmapped).
+    let heap_at_eval_fork = if cuda {
+        0.0
+    } else {
+        let live = model_host + train_flight.private;
+        heap.first * live + if heap.small { live } else { 0.0 }
+    };
 
     let mut b = Builder::new(job.ranks_per_node, detail);
-    b.add("runtime (python, torch, PyG)", coeffs.runtime_bytes as f64);
-    base_dataset(&mut b, &ds);
+    b.add("runtime (python, torch, PyG)", runtime_main);
+    base_dataset(&mut b, &ds, false);
     b.add("load transient", ds.load_extra as f64);
     phases.push(b.finish(Phase::Load, ds.load_extra_cause, &[]));
 
@@ -107,7 +167,7 @@ pub fn estimate_with(
     };
     let mut b = Builder::new(job.ranks_per_node, detail);
     b.add("runtime (python, torch, PyG)", runtime);
-    base_dataset(&mut b, &ds);
+    base_dataset(&mut b, &ds, true);
     add_csc(&mut b, csc_name, w > 0, resident_loaders * csc);
     b.add(
         "CSC build transient (sort, share)",
@@ -120,27 +180,35 @@ pub fn estimate_with(
     };
     phases.push(b.finish(Phase::BuildLoaders, moment, &[]));
 
-    // Eval workers of resident, persistent loaders stay alive through training.
-    let idle_eval_workers =
-        if settings.eval_loaders == EvalLoaders::Resident && settings.persistent_workers {
-            eval_splits * we as f64
-        } else {
-            0.0
-        };
+    // Eval workers of resident, persistent loaders start at the first
+    // evaluation and then stay alive through every later training epoch.
+    let idle_eval_workers = if settings.eval_loaders == EvalLoaders::Resident
+        && settings.persistent_workers
+        && job.epochs > 1
+    {
+        eval_splits * we as f64
+    } else {
+        0.0
+    };
     let mut b = Builder::new(job.ranks_per_node, detail);
     b.add("runtime (python, torch, PyG)", runtime);
-    base_dataset(&mut b, &ds);
+    base_dataset(&mut b, &ds, true);
     add_csc(&mut b, csc_name, w > 0, resident_loaders * csc);
     b.in_flight(&train_flight, false);
     b.add("train workers (private pages)", w as f64 * private);
-    b.add("idle persistent eval workers", idle_eval_workers * private);
+    b.add(
+        "idle persistent eval workers",
+        idle_eval_workers * idle_private,
+    );
     if rss_sum {
         b.add(
             "workers' apparent copies (RSS sum)",
-            (w as f64 + idle_eval_workers) * apparent,
+            w as f64 * (apparent + train_fork_private_csc)
+                + idle_eval_workers * (apparent + heap_at_eval_fork),
         );
     }
     b.add("model on the host (CPU training)", model_host);
+    b.add("heap kept by glibc (CPU training)", heap.train);
     phases.push(b.finish(
         Phase::Train,
         "the largest training batch in flight",
@@ -158,8 +226,12 @@ pub fn estimate_with(
                 eval_splits,
                 we,
                 private,
-                apparent,
+                idle_private,
+                apparent: apparent_eval + eval_fork_private_csc + heap_at_eval_fork,
                 model_host_eval,
+                // What the main process's heap kept from training (see cpu_heap).
+                heap_kept: heap.after,
+                heap_at_fork: heap_at_eval_fork,
                 rss_sum,
                 detail,
             },
@@ -175,6 +247,89 @@ pub fn estimate_with(
         dataset: ds,
         gpu,
         train_seeds: settings.batch_size,
+    }
+}
+
+/// The share of a loader's CSC one worker has paged in after `draws`
+/// neighbor draws: each reads a random place of `row` (and of `perm` at the
+/// same place), and a read fault on a shared-memory mapping maps the 64 KiB
+/// around it (the kernel's fault-around), so P such blocks are covered as
+/// 1 − e^(−draws/P).
+fn touched(ds: &super::DatasetBytes, draws: f64) -> f64 {
+    let pages = (ds.edges as f64 * 8.0 / 65536.0).max(1.0);
+    -(-draws / pages).exp_m1()
+}
+
+/// What the main process's glibc heap holds beyond a CPU training step's
+/// live tensors, in the training phase and once training has run.
+#[derive(Debug, Clone, Copy, Default)]
+struct HeapKept {
+    train: f64,
+    after: f64,
+    /// The first epoch's ratio of kept to live bytes.
+    first: f64,
+    /// The step's largest tensor is under glibc's mmap threshold ceiling.
+    small: bool,
+}
+
+/// glibc's malloc serves a request from its heap once it is under the mmap
+/// threshold, which rises to the size of each freed mmapped chunk up to
+/// 32 MiB; freed heap chunks are kept and fragment as batch sizes vary. So a
+/// step whose largest tensor (S·width·4) is under 32 MiB keeps far more than
+/// its live bytes, while larger tensors are mmapped and unmapped exactly.
+/// Once an epoch has run the heap holds its high-water for good, and where
+/// worker processes were forked from that grown heap (persistent evaluation
+/// workers, or training workers forked again each epoch), every heap page
+/// the main process rewrites in a later epoch is copied: the children keep
+/// the old one. Ratios measured on the corpus (coefficients `cpu_heap_*`,
+/// README "Accuracy").
+fn cpu_heap(
+    job: &Job,
+    coeffs: &Coefficients,
+    train: &super::SampleStats,
+    live: f64,
+    settings: &Settings,
+) -> HeapKept {
+    let width = match job.model {
+        crate::spec::ModelKind::Gnn { hidden, heads, .. } => {
+            (hidden * heads as u64).max(job.dataset.features)
+        }
+        crate::spec::ModelKind::Generic { .. } => job.dataset.features,
+    };
+    let small = train.tail_nodes * width as f64 * 4.0 < (32u64 << 20) as f64;
+    let c = |small_tensors: f64, large_tensors: f64| {
+        if small { small_tensors } else { large_tensors }
+    };
+    let first = c(coeffs.cpu_heap_small_tensors, coeffs.cpu_heap_large_tensors);
+    let w = settings.num_workers;
+    let we = job.eval_num_workers.unwrap_or(w);
+    let forked_from_grown_heap = job.epochs > 1
+        && ((w > 0 && !settings.persistent_workers)
+            || (settings.persistent_workers
+                && we > 0
+                && settings.eval_loaders == EvalLoaders::Resident));
+    let train_kept = if forked_from_grown_heap {
+        c(coeffs.cpu_heap_small_shared, coeffs.cpu_heap_large_shared)
+    } else {
+        first
+    };
+    // Evaluation: the kept heap; where its workers are forked from the
+    // grown heap, also the pages they and the main process then rewrite.
+    let after = if forked_from_grown_heap {
+        train_kept
+    } else if we > 0 && settings.eval_loaders != EvalLoaders::None {
+        first.max(c(
+            coeffs.cpu_heap_small_eval_forked,
+            coeffs.cpu_heap_large_eval_forked,
+        ))
+    } else {
+        first
+    };
+    HeapKept {
+        train: live * train_kept,
+        after: live * after,
+        first,
+        small,
     }
 }
 

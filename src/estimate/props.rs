@@ -1,6 +1,12 @@
 //! Property tests of the memory model: memory never falls when the batch,
 //! a hop's fanout, the workers or the loaders alive grow, on every embedded
-//! dataset, both accounting modes and both devices.
+//! dataset, both accounting modes and both devices. One real effect is
+//! allowed for: with workers a batch lives in /dev/shm rather than in the
+//! main process's heap, whose training high-water evaluation reuses, so
+//! adding a worker may lower a peak by part of one batch (under 1 MiB at
+//! the batch sizes drawn here), and under RSS-sum accounting the CSC pages a
+//! worker has touched follow ceil(train / batch) batches an epoch, which may
+//! move by a fraction of a batch (tolerance: 0.1 % of the peak).
 
 use proptest::prelude::*;
 
@@ -18,6 +24,8 @@ const DATASETS: [&str; 5] = [
 
 fn job(dataset: usize, rss_sum: bool, cpu: bool, ranks: u32) -> Job {
     let mut spec = JobSpec::for_dataset(DATASETS[dataset]);
+    // Deleted on-demand loaders are collected (see the lingering-loader test).
+    spec.loader.gc_collect = true;
     spec.budget.accounting = if rss_sum {
         Accounting::RssSum
     } else {
@@ -80,7 +88,7 @@ fn no_less(job: &Job, smaller: &Settings, bigger: &Settings) -> Result<(), TestC
     let (h0, g0) = peak(job, smaller);
     let (h1, g1) = peak(job, bigger);
     prop_assert!(
-        h1 >= h0,
+        h1 + (1 << 20).max(h0 / 1000) >= h0,
         "host fell {h0} -> {h1}: {smaller:?} -> {bigger:?}"
     );
     prop_assert!(g1 >= g0, "GPU fell {g0} -> {g1}: {smaller:?} -> {bigger:?}");
@@ -91,8 +99,13 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
 
     #[test]
-    fn a_bigger_batch_never_needs_less(d in 0usize..5, rss in any::<bool>(), cpu in any::<bool>(), s in settings(), extra in 1u64..4096) {
-        let job = job(d, rss, cpu, 1);
+    fn a_bigger_batch_never_needs_less(d in 0usize..5, rss in any::<bool>(), s in settings(), extra in 1u64..4096) {
+        // On the GPU. CPU training is not monotone in the batch, and neither
+        // is the real thing: glibc serves tensors under its 32 MiB mmap
+        // threshold from a heap that keeps and fragments them, larger ones
+        // are unmapped when freed (corpus: seed-001-fix keeps 2.2× its live
+        // step bytes, seed-001-attempt2 with three times the batch 1.15×).
+        let job = job(d, rss, false, 1);
         let bigger = Settings { batch_size: s.batch_size + extra, ..s.clone() };
         no_less(&job, &s, &bigger)?;
     }
@@ -135,4 +148,31 @@ proptest! {
         let on = Settings { num_workers: w, persistent_workers: true, ..s };
         no_less(&job, &off, &on)?;
     }
+}
+
+#[test]
+fn an_uncollected_on_demand_loader_holds_one_more_csc() {
+    // `del loader` leaves a NeighborLoader alive (it refers to itself through
+    // its bound collate_fn): without gc.collect() the previous evaluation
+    // loader's CSC is still there while the next one is built.
+    let mut collected = job(0, false, false, 1);
+    let s = Settings {
+        eval_loaders: EvalLoaders::OnDemand,
+        ..collected.settings.clone()
+    };
+    let mut lingering = collected.clone();
+    lingering.gc_collect = false;
+    collected.gc_collect = true;
+    let eval = |job: &Job| {
+        let e = estimate(job, &s, &Coefficients::default());
+        let p = e
+            .phases
+            .iter()
+            .find(|p| p.phase == super::Phase::Evaluate)
+            .unwrap();
+        (p.host_bytes, p.moment, e.dataset.csc)
+    };
+    let (with_gc, _, csc) = eval(&collected);
+    let (without, _, _) = eval(&lingering);
+    assert_eq!(without - with_gc, csc);
 }

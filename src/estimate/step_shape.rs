@@ -3,7 +3,7 @@
 //! batch, with the coefficient of variation the simulator scales batches by.
 
 use super::fanout::SampleStats;
-use super::gpu::{GENERIC_LAYERS, gnn_layer_params, layer_activations};
+use super::gpu::{GENERIC_LAYERS, LayerShape, gnn_layer_params, layer_activations};
 use super::host::batch_tensors;
 use crate::spec::{Job, ModelKind};
 
@@ -60,8 +60,18 @@ pub fn step_shape(job: &Job, stats: &SampleStats, seeds: u64) -> crate::alloc::G
                 } else {
                     *hidden as f64
                 };
-                let h = if last { 1.0 } else { *heads as f64 };
-                let (sv, tr) = layer_activations(*conv, s, es, d_in, d_out, h, last);
+                let h = if last && *conv != crate::spec::Conv::Gat {
+                    1.0
+                } else {
+                    *heads as f64
+                };
+                let layer = LayerShape {
+                    d_in,
+                    d_out,
+                    heads: h,
+                    last,
+                };
+                let (sv, tr) = layer_activations(*conv, s, es, layer, job.dropout);
                 saved.push(sv);
                 transients.push(tr);
                 d_in = d_out * h;

@@ -52,6 +52,10 @@ pub struct JobArgs {
     /// When the validation/test loaders exist.
     #[arg(long, value_enum)]
     pub eval_loaders: Option<EvalLoaders>,
+    /// The script calls gc.collect() after deleting an on-demand loader
+    /// (`del` alone leaves a NeighborLoader alive: it refers to itself).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    pub gc_collect: Option<bool>,
     /// How the host limit counts memory.
     #[arg(long, value_enum)]
     pub accounting: Option<Accounting>,
@@ -162,6 +166,9 @@ impl JobArgs {
         }
         if let Some(e) = self.eval_loaders {
             spec.loader.eval_loaders = e;
+        }
+        if let Some(v) = self.gc_collect {
+            spec.loader.gc_collect = v;
         }
         if let Some(a) = self.accounting {
             spec.budget.accounting = a;

@@ -196,7 +196,19 @@ impl Report for PlanReport {
         for warning in &self.warnings {
             writeln!(w, "warning: {warning}")?;
         }
-        writeln!(w, "coefficients: {}", self.coefficients)
+        for a in &self.assumptions {
+            writeln!(w, "assumed: {a}")?;
+        }
+        writeln!(w, "coefficients: {}", self.coefficients)?;
+        for c in &self.coefficient_sources {
+            let value = if c.name.ends_with("per_node") {
+                format!("{} B", c.value)
+            } else {
+                crate::units::fmt_bytes(c.value)
+            };
+            writeln!(w, "  {:<26} {:>10}  {}", c.name, value, c.source)?;
+        }
+        Ok(())
     }
 
     fn annotations(&self) -> Vec<(&'static str, String)> {

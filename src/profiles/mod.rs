@@ -7,7 +7,8 @@ mod dataset;
 mod gpu;
 
 pub use dataset::{
-    DatasetProfile, DegreeShape, Dtype, Splits, all_datasets, dataset, dataset_names,
+    DatasetProfile, DegreeHistogram, DegreeShape, Dtype, Splits, all_datasets, dataset,
+    dataset_names,
 };
 pub use gpu::{GpuProfile, all_gpus, resolve_gpu};
 

@@ -56,6 +56,10 @@ pub struct Job {
     pub eval_num_workers: Option<u32>,
     /// Each epoch also evaluates on the train loader.
     pub evaluate_train: bool,
+    /// The script collects garbage after deleting an on-demand loader.
+    pub gc_collect: bool,
+    /// Hidden layers are followed by dropout with p > 0 (its output and mask kept).
+    pub dropout: bool,
     /// How the dataset is loaded.
     pub load: LoadSpec,
     /// Where training runs.
@@ -195,6 +199,8 @@ impl Job {
             eval_batch_size: l.eval_batch_size,
             eval_num_workers: l.eval_num_workers,
             evaluate_train: l.evaluate_train,
+            gc_collect: l.gc_collect,
+            dropout: spec.model.dropout.is_none_or(|p| p > 0.0),
             load: spec.load.clone(),
             device: spec.device,
             host_budget: b.host.map(|h| h.0),

@@ -166,6 +166,11 @@ pub struct ModelSpec {
     /// Coefficient of variation of sample sizes (generic model; default 0.3).
     #[serde(default)]
     pub sample_size_cv: Option<f64>,
+    /// Dropout probability after each hidden layer. With p = 0 (PyG
+    /// BasicGNN's default) dropout is the identity and keeps nothing; when
+    /// absent, dropout is assumed (its output and mask are kept: the safe side).
+    #[serde(default)]
+    pub dropout: Option<f64>,
 }
 
 impl Default for ModelSpec {
@@ -180,6 +185,7 @@ impl Default for ModelSpec {
             activation_bytes_per_sample: None,
             input_bytes_per_sample: None,
             sample_size_cv: None,
+            dropout: None,
         }
     }
 }
@@ -257,6 +263,11 @@ pub struct LoaderSpec {
     /// Whether each epoch also evaluates on the train loader.
     #[serde(default)]
     pub evaluate_train: bool,
+    /// The script calls gc.collect() after deleting an on-demand loader. A
+    /// NeighborLoader refers to itself (its bound collate_fn), so `del` alone
+    /// leaves it, and its CSC, alive until the cyclic garbage collector runs.
+    #[serde(default)]
+    pub gc_collect: bool,
 }
 
 impl Default for LoaderSpec {
@@ -275,6 +286,10 @@ pub struct LoadSpec {
     /// The first run processes the raw download (one extra copy while collating).
     #[serde(default)]
     pub first_processing: bool,
+    /// The script sorts edge_index by destination itself
+    /// (`edge_index[:, edge_index[1].argsort()]`) before passing `is_sorted=True`.
+    #[serde(default)]
+    pub sort_edges: bool,
 }
 
 /// Where the model trains.

@@ -38,6 +38,11 @@ pub struct WatchArgs {
     /// The predicted peak to draw, when known without a job spec (64G).
     #[arg(long, value_parser = parse_limit)]
     pub predicted_peak: Option<u64>,
+    /// Read the cgroup's memory.stat (anon, shmem, file) every Nth sample;
+    /// 1 gives exact anon and shmem at every sample, at more CPU (cgroup v1
+    /// sums the hierarchy on each read). Usage is read every sample.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub stat_every: u64,
     /// The command to run, after `--`.
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true, num_args = 1..)]
     pub command: Vec<String>,

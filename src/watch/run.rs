@@ -102,6 +102,7 @@ pub fn watch(
         root_pid: pid,
         taken: 0,
         last_cgroup: Default::default(),
+        stat_every: args.stat_every,
     };
     let mut timeline = files
         .timeline

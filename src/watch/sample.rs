@@ -70,6 +70,8 @@ pub struct Sampler {
     pub taken: u64,
     /// The cgroup's last full reading (every 10th sample).
     pub last_cgroup: CgroupMemory,
+    /// Read the cgroup's memory.stat every this many samples (usage every sample).
+    pub stat_every: u64,
 }
 
 impl Sampler {
@@ -98,8 +100,8 @@ impl Sampler {
         }
         if let Some(cg) = &self.cgroup {
             // Usage every sample; the rest (memory.stat is costly: v1 sums the
-            // hierarchy) every 10th, carried between.
-            let full = self.taken.is_multiple_of(10);
+            // hierarchy) every `stat_every`th (default 10th), carried between.
+            let full = self.taken.is_multiple_of(self.stat_every.max(1));
             let mut m = if full { cg.read() } else { cg.read_usage() };
             if full {
                 self.last_cgroup = m.clone();

@@ -225,7 +225,9 @@ fn job_flag_needs_an_existing_file() {
 #[test]
 fn job_flag_recommends_a_setting_the_planner_says_fits() {
     // seeds/002: a cgroup OOM kill with three resident loaders at 128G; the
-    // planner's answer keeps batch 256 and fanout [5, 3] and shares one sampler.
+    // planner's answer keeps batch 256 and fanout [5, 3] and passes a sorted
+    // edge_index (is_sorted=True: each loader's row is then a view of it, so
+    // the three loaders hold only their colptr).
     let r = json_of(
         headroom()
             .arg("diagnose")
@@ -238,7 +240,7 @@ fn job_flag_recommends_a_setting_the_planner_says_fits() {
     );
     assert_eq!(r["category"], "host_oom_cgroup");
     assert_eq!(r["recommended"]["batch_size"], 256);
-    assert_eq!(r["recommended"]["shared_sampler"], true);
+    assert_eq!(r["recommended"]["is_sorted"], true);
     assert!(
         r["recommendation"]
             .as_str()

@@ -5,6 +5,7 @@ mod util;
 
 mod alloc;
 mod calibrate;
+mod corpus;
 mod diagnose;
 mod plan;
 mod watch;

@@ -1,0 +1,245 @@
+"""One real PyG NeighborLoader training run, its options mirroring headroom's
+job spec, its phases marked with wall-clock timestamps.
+
+    python case.py --graph rmat --nodes 1048576 --edges 16000000 --batch 1024 \
+        --fanout 15,10 --workers 2 --eval-loaders resident --marks marks.jsonl
+
+The graph is generated once (graph.py) and loaded with torch.load, as a real
+job loads its processed dataset; the data file's page cache is dropped after
+loading so the cgroup's figure is what the OOM killer weighs (anonymous and
+shared memory), not clean file pages it could reclaim.
+
+Phases: load (torch.load, to_undirected, sorting), build_loaders (the loaders
+that exist at start-up), then per epoch train and evaluate. `--prepare-only`
+builds the graph and exits (the runner does this outside the measurement).
+"""
+
+import argparse
+import gc
+import json
+import os
+import sys
+import time
+
+import graph
+
+
+def parse(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    g = p.add_argument_group("graph")
+    g.add_argument("--graph", choices=["powerlaw", "rmat"], default="powerlaw")
+    g.add_argument("--nodes", type=int, required=True)
+    g.add_argument("--edges", type=int, required=True)
+    g.add_argument("--exponent", type=float, default=2.2)
+    g.add_argument("--features", type=int, default=128)
+    g.add_argument("--dtype", default="float32", choices=["float32", "float16", "bfloat16", "float64"])
+    g.add_argument("--classes", type=int, default=32)
+    g.add_argument("--train", type=int, required=True, help="train split nodes")
+    g.add_argument("--valid", type=int, default=0)
+    g.add_argument("--test", type=int, default=0)
+    g.add_argument("--sorted-input", action="store_true",
+                   help="edge_index is stored sorted by destination")
+    g.add_argument("--seed", type=int, default=0)
+    m = p.add_argument_group("model")
+    m.add_argument("--conv", choices=["sage", "gcn", "gat", "gin"], default="sage")
+    m.add_argument("--layers", type=int, default=2)
+    m.add_argument("--hidden", type=int, default=256)
+    m.add_argument("--heads", type=int, default=1)
+    l = p.add_argument_group("loader")
+    l.add_argument("--batch", type=int, default=1024)
+    l.add_argument("--eval-batch", type=int, default=None)
+    l.add_argument("--fanout", default="15,10")
+    l.add_argument("--workers", type=int, default=0)
+    l.add_argument("--eval-workers", type=int, default=None)
+    l.add_argument("--persistent", action="store_true")
+    l.add_argument("--prefetch", type=int, default=2)
+    l.add_argument("--pin-memory", action="store_true")
+    l.add_argument("--eval-loaders", choices=["resident", "on_demand", "none"], default="resident")
+    l.add_argument("--evaluate-train", action="store_true")
+    l.add_argument("--gc-collect", action="store_true",
+                   help="gc.collect() after deleting an on-demand loader (NeighborLoader "
+                        "holds itself through its bound collate_fn: del alone frees nothing)")
+    l.add_argument("--shared-sampler", action="store_true")
+    l.add_argument("--is-sorted", choices=["no", "given", "sort"], default="no",
+                   help="no: is_sorted=False; given: the stored edge_index is sorted; "
+                        "sort: the script sorts edge_index itself, then is_sorted=True")
+    l.add_argument("--to-undirected", action="store_true")
+    r = p.add_argument_group("run")
+    r.add_argument("--epochs", type=int, default=1)
+    r.add_argument("--marks", default=None, help="append phase marks (JSONL) here")
+    r.add_argument("--stats", default=None, help="write batch statistics (JSON) here")
+    r.add_argument("--prepare-only", action="store_true")
+    a = p.parse_args(argv)
+    a.fanout = [int(f) for f in a.fanout.split(",")]
+    if a.is_sorted == "given":
+        a.sorted_input = True
+    return a
+
+
+class Marks:
+    """Phase marks with wall-clock time, flushed as written."""
+
+    def __init__(self, path):
+        self.f = open(path, "a") if path else None
+
+    def __call__(self, phase, event, **extra):
+        if self.f:
+            self.f.write(json.dumps({"t": time.time(), "phase": phase, "event": event, **extra}) + "\n")
+            self.f.flush()
+
+
+def load(a, marks):
+    import torch
+    from torch_geometric.data import Data
+    from torch_geometric.utils import to_undirected
+
+    path = graph.build(a)
+    marks("load", "start")
+    d = torch.load(path)
+    fd = os.open(path, os.O_RDONLY)
+    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    os.close(fd)
+    edge_index = d["edge_index"]
+    if a.to_undirected:
+        edge_index = to_undirected(edge_index, num_nodes=a.nodes)
+    if a.is_sorted == "sort":
+        edge_index = edge_index[:, torch.argsort(edge_index[1], stable=True)]
+    data = Data(x=d["x"], y=d["y"], edge_index=edge_index, num_nodes=a.nodes)
+    splits = d["splits"]
+    del d, edge_index
+    marks("load", "end", edges=int(data.edge_index.size(1)))
+    return data, splits
+
+
+def probe_children():
+    """Per child process (DataLoader workers): its memory as smaps_rollup
+    and status count it, bytes. Read from outside the workers, mid-run."""
+    out = []
+    try:
+        kids = open(f"/proc/{os.getpid()}/task/{os.getpid()}/children").read().split()
+    except OSError:
+        return out
+    for pid in [str(os.getpid())] + kids:
+        row = {"pid": int(pid), "main": pid == str(os.getpid())}
+        try:
+            with open(f"/proc/{pid}/smaps_rollup") as f:
+                for line in f:
+                    k, _, v = line.partition(":")
+                    if v.strip().endswith("kB"):
+                        row[k] = int(v.split()[0]) * 1024
+            with open(f"/proc/{pid}/status") as f:
+                for line in f:
+                    if line.startswith(("RssAnon", "RssFile", "RssShmem")):
+                        k, v = line.split(":")
+                        row[k] = int(v.split()[0]) * 1024
+        except OSError:
+            continue
+        out.append(row)
+    return out
+
+
+def make_model(a):
+    from torch_geometric.nn import GAT, GCN, GIN, GraphSAGE
+
+    cls = {"sage": GraphSAGE, "gcn": GCN, "gat": GAT, "gin": GIN}[a.conv]
+    kw = {"heads": a.heads} if a.conv == "gat" else {}
+    return cls(a.features, a.hidden, a.layers, a.classes, **kw)
+
+
+def main():
+    a = parse()
+    if a.prepare_only:
+        print(graph.build(a))
+        return
+    marks = Marks(a.marks)
+    marks("runtime", "start", pid=os.getpid())
+    import torch
+    import torch.nn.functional as F
+    from torch_geometric.loader import NeighborLoader
+    from torch_geometric.sampler import NeighborSampler
+
+    torch.manual_seed(a.seed)
+    marks("runtime", "end")
+    data, splits = load(a, marks)
+    is_sorted = a.is_sorted != "no"
+    sampler = None
+    we = a.workers if a.eval_workers is None else a.eval_workers
+
+    def loader(split, train):
+        w = a.workers if train else we
+        kw = dict(num_neighbors=a.fanout, batch_size=a.batch if train else (a.eval_batch or a.batch),
+                  input_nodes=splits[split], shuffle=train, num_workers=w,
+                  persistent_workers=a.persistent and w > 0, pin_memory=a.pin_memory,
+                  is_sorted=is_sorted)
+        if w > 0:
+            kw["prefetch_factor"] = a.prefetch
+        if sampler is not None:
+            kw["neighbor_sampler"] = sampler
+        return NeighborLoader(data, **kw)
+
+    marks("build_loaders", "start")
+    if a.shared_sampler:
+        sampler = NeighborSampler(data, num_neighbors=a.fanout, is_sorted=is_sorted,
+                                  share_memory=max(a.workers, we) > 0)
+    train_loader = loader("train", True)
+    eval_loaders = {}
+    if a.eval_loaders == "resident":
+        eval_loaders = {s: loader(s, False) for s in ("valid", "test")}
+    marks("build_loaders", "end")
+
+    model = make_model(a)
+    opt = torch.optim.Adam(model.parameters(), lr=0.01)
+    sizes = {"train": [], "eval": []}
+
+    probes = {}
+
+    def run(ld, train, kind):
+        model.train(train)
+        with torch.set_grad_enabled(train):
+            for i, batch in enumerate(ld):
+                if i == 3 and kind not in probes:
+                    probes[kind] = probe_children()
+                sizes[kind].append((int(batch.num_nodes), int(batch.edge_index.size(1))))
+                out = model(batch.x.float(), batch.edge_index)[:batch.batch_size]
+                if train:
+                    loss = F.cross_entropy(out, batch.y[:batch.batch_size])
+                    loss.backward()
+                    opt.step()
+                    opt.zero_grad()
+
+    for epoch in range(a.epochs):
+        marks("train", "start", epoch=epoch)
+        run(train_loader, True, "train")
+        marks("train", "end", epoch=epoch)
+        if a.eval_loaders == "none" and not a.evaluate_train:
+            continue
+        marks("evaluate", "start", epoch=epoch)
+        if a.evaluate_train:
+            run(train_loader, False, "eval")
+        for s in ("valid", "test"):
+            if a.eval_loaders == "resident":
+                run(eval_loaders[s], False, "eval")
+            elif a.eval_loaders == "on_demand":
+                ld = loader(s, False)
+                run(ld, False, "eval")
+                del ld
+                if a.gc_collect:
+                    gc.collect()
+        marks("evaluate", "end", epoch=epoch)
+    marks("end", "end")
+    if a.stats:
+        out = {}
+        for kind, v in sizes.items():
+            if v:
+                n = torch.tensor([x[0] for x in v], dtype=torch.float64)
+                e = torch.tensor([x[1] for x in v], dtype=torch.float64)
+                out[kind] = {"batches": len(v), "mean_nodes": n.mean().item(),
+                             "max_nodes": n.max().item(), "mean_edges": e.mean().item(),
+                             "max_edges": e.max().item()}
+        out["workers"] = probes
+        with open(a.stats, "w") as f:
+            json.dump(out, f)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
