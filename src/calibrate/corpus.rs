@@ -37,6 +37,8 @@ struct Row {
     command: String,
     job: serde_json::Value,
     measured: Measured,
+    #[serde(default)]
+    smallest_limit: Option<u64>,
 }
 
 /// One row planned in one accounting mode.
@@ -54,6 +56,8 @@ pub struct Compared {
     pub predicted: u64,
     /// The phase headroom puts the peak in.
     pub phase: &'static str,
+    /// The smallest memory-cgroup limit the run survived (bisected), when measured.
+    pub smallest_limit: Option<u64>,
 }
 
 impl Compared {
@@ -94,6 +98,7 @@ pub fn compare(text: &str, coeffs: &Coefficients) -> Result<Vec<Compared>> {
                 measured,
                 predicted: top.host_bytes,
                 phase: top.phase.as_str(),
+                smallest_limit: row.smallest_limit,
             });
         }
     }

@@ -38,6 +38,29 @@ fn every_recorded_run_is_planned_within_the_bounds() {
 }
 
 #[test]
+fn the_limit_plan_asks_for_is_one_the_real_run_survived() {
+    // Rows whose smallest surviving cgroup limit was bisected (to 64 MiB):
+    // `--mem` as plan gives it (the peak with the default 10 % margin) must
+    // be at least that limit, or a user following it is killed.
+    let rows = compare(EMBEDDED, &Coefficients::default()).unwrap();
+    let bisected: Vec<_> = rows
+        .iter()
+        .filter(|r| r.accounting == "cgroup")
+        .filter_map(|r| r.smallest_limit.map(|l| (r, l)))
+        .collect();
+    assert!(bisected.len() >= 3, "only {} bisected runs", bisected.len());
+    for (r, limit) in bisected {
+        let asked = r.predicted as f64 / 0.9;
+        eprintln!("{}: plan asks {asked:.0}, survived {limit}", r.id);
+        assert!(
+            asked >= limit as f64,
+            "{}: plan asks {asked:.0} B, the run needed {limit} B",
+            r.id
+        );
+    }
+}
+
+#[test]
 fn a_bad_corpus_line_is_an_error_naming_the_line() {
     let err = compare("{\"id\": 1}\n", &Coefficients::default())
         .unwrap_err()
