@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 /// Where the host defaults were measured.
 pub const PYTHON_CORPUS: &str =
-    "real CPython 3.11 + torch 2.15 + PyG 2.8.1 runs (benches/pyg corpus)";
+    "measured on real CPython 3.11 + torch 2.15 + PyG 2.8.1 runs (benches/pyg corpus, 2026-11-23)";
 
 /// Machine- and stack-dependent constants.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

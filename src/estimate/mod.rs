@@ -14,6 +14,7 @@ mod evaluate;
 pub mod fanout;
 mod gpu;
 mod host;
+mod host_heap;
 mod phase;
 mod phases;
 #[cfg(test)]

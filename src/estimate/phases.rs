@@ -8,6 +8,7 @@ use super::dataset::dataset_bytes;
 use super::evaluate::{EvalCtx, evaluate_phase};
 use super::gpu::{GpuBreakdown, reserve};
 use super::host::in_flight;
+use super::host_heap::{HeapKept, cpu_heap, touched};
 use super::phase::{Component, Estimate, Phase};
 use super::{Coefficients, Settings};
 use crate::spec::{Accounting, Device, EvalLoaders, Job};
@@ -247,89 +248,6 @@ pub fn estimate_with(
         dataset: ds,
         gpu,
         train_seeds: settings.batch_size,
-    }
-}
-
-/// The share of a loader's CSC one worker has paged in after `draws`
-/// neighbor draws: each reads a random place of `row` (and of `perm` at the
-/// same place), and a read fault on a shared-memory mapping maps the 64 KiB
-/// around it (the kernel's fault-around), so P such blocks are covered as
-/// 1 − e^(−draws/P).
-fn touched(ds: &super::DatasetBytes, draws: f64) -> f64 {
-    let pages = (ds.edges as f64 * 8.0 / 65536.0).max(1.0);
-    -(-draws / pages).exp_m1()
-}
-
-/// What the main process's glibc heap holds beyond a CPU training step's
-/// live tensors, in the training phase and once training has run.
-#[derive(Debug, Clone, Copy, Default)]
-struct HeapKept {
-    train: f64,
-    after: f64,
-    /// The first epoch's ratio of kept to live bytes.
-    first: f64,
-    /// The step's largest tensor is under glibc's mmap threshold ceiling.
-    small: bool,
-}
-
-/// glibc's malloc serves a request from its heap once it is under the mmap
-/// threshold, which rises to the size of each freed mmapped chunk up to
-/// 32 MiB; freed heap chunks are kept and fragment as batch sizes vary. So a
-/// step whose largest tensor (S·width·4) is under 32 MiB keeps far more than
-/// its live bytes, while larger tensors are mmapped and unmapped exactly.
-/// Once an epoch has run the heap holds its high-water for good, and where
-/// worker processes were forked from that grown heap (persistent evaluation
-/// workers, or training workers forked again each epoch), every heap page
-/// the main process rewrites in a later epoch is copied: the children keep
-/// the old one. Ratios measured on the corpus (coefficients `cpu_heap_*`,
-/// README "Accuracy").
-fn cpu_heap(
-    job: &Job,
-    coeffs: &Coefficients,
-    train: &super::SampleStats,
-    live: f64,
-    settings: &Settings,
-) -> HeapKept {
-    let width = match job.model {
-        crate::spec::ModelKind::Gnn { hidden, heads, .. } => {
-            (hidden * heads as u64).max(job.dataset.features)
-        }
-        crate::spec::ModelKind::Generic { .. } => job.dataset.features,
-    };
-    let small = train.tail_nodes * width as f64 * 4.0 < (32u64 << 20) as f64;
-    let c = |small_tensors: f64, large_tensors: f64| {
-        if small { small_tensors } else { large_tensors }
-    };
-    let first = c(coeffs.cpu_heap_small_tensors, coeffs.cpu_heap_large_tensors);
-    let w = settings.num_workers;
-    let we = job.eval_num_workers.unwrap_or(w);
-    let forked_from_grown_heap = job.epochs > 1
-        && ((w > 0 && !settings.persistent_workers)
-            || (settings.persistent_workers
-                && we > 0
-                && settings.eval_loaders == EvalLoaders::Resident));
-    let train_kept = if forked_from_grown_heap {
-        c(coeffs.cpu_heap_small_shared, coeffs.cpu_heap_large_shared)
-    } else {
-        first
-    };
-    // Evaluation: the kept heap; where its workers are forked from the
-    // grown heap, also the pages they and the main process then rewrite.
-    let after = if forked_from_grown_heap {
-        train_kept
-    } else if we > 0 && settings.eval_loaders != EvalLoaders::None {
-        first.max(c(
-            coeffs.cpu_heap_small_eval_forked,
-            coeffs.cpu_heap_large_eval_forked,
-        ))
-    } else {
-        first
-    };
-    HeapKept {
-        train: live * train_kept,
-        after: live * after,
-        first,
-        small,
     }
 }
 

@@ -5,6 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
+pub use super::degree_histogram::DegreeHistogram;
+
 /// Element types of feature and label tensors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -60,67 +62,6 @@ pub struct DegreeShape {
     pub zero_fraction: f64,
     /// Largest in-degree in the graph.
     pub max: u64,
-}
-
-/// The in-degree histogram of the graph the sampler samples (after
-/// `to_undirected` when the job does it), in log2 buckets: bucket 0 counts
-/// nodes of degree 0, bucket k ≥ 1 nodes of degree 2^(k-1) .. 2^k − 1. One
-/// line of PyTorch computes it (README, "Degree shape").
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DegreeHistogram {
-    /// Nodes per bucket.
-    pub counts: Vec<u64>,
-    /// Sum of the degrees of each bucket's nodes (optional: sharpens the
-    /// bucket means; without it they are placed so the mean is edges/nodes).
-    #[serde(default)]
-    pub degree_sums: Option<Vec<u64>>,
-    /// The out-degree histogram in the same buckets (directed graphs): a
-    /// sampled neighbor is an edge's source, so out-degrees decide how often
-    /// draws repeat a node. Without it a directed graph's sources are taken
-    /// as uniform, which gives the most distinct nodes (the safe side).
-    #[serde(default)]
-    pub out_counts: Option<Vec<u64>>,
-    /// Degree sums of the out-degree buckets.
-    #[serde(default)]
-    pub out_degree_sums: Option<Vec<u64>>,
-    /// The in-degree of the node each edge comes from, one count per edge,
-    /// in the same buckets: what a neighbor draw reaches and will expand at
-    /// the next hop. On graphs whose in- and out-degrees go together (R-MAT,
-    /// web and citation graphs) it is far above the plain in-degree. Without
-    /// it every hop after the first is taken as degree-biased (the safe side).
-    #[serde(default)]
-    pub reached_counts: Option<Vec<u64>>,
-    /// Degree sums of the reached buckets.
-    #[serde(default)]
-    pub reached_degree_sums: Option<Vec<u64>>,
-}
-
-impl DegreeHistogram {
-    /// The out-degree histogram, when given.
-    pub fn out(&self) -> Option<DegreeHistogram> {
-        self.out_counts.as_ref().map(|c| DegreeHistogram {
-            counts: c.clone(),
-            degree_sums: self.out_degree_sums.clone(),
-            ..DegreeHistogram::default()
-        })
-    }
-
-    /// The reached-in-degree histogram, when given.
-    pub fn reached(&self) -> Option<DegreeHistogram> {
-        self.reached_counts.as_ref().map(|c| DegreeHistogram {
-            counts: c.clone(),
-            degree_sums: self.reached_degree_sums.clone(),
-            ..DegreeHistogram::default()
-        })
-    }
-
-    /// The mean of the histogram's values, from its degree sums when given.
-    pub fn mean(&self) -> Option<f64> {
-        let n: u64 = self.counts.iter().sum();
-        let sums = self.degree_sums.as_ref()?;
-        (n > 0).then(|| sums.iter().sum::<u64>() as f64 / n as f64)
-    }
 }
 
 /// A dataset: an embedded profile or a mapping in a job spec.
@@ -235,56 +176,8 @@ impl DatasetProfile {
             return bad("degree zero_fraction must be in [0, 1)".into());
         }
         if let Some(h) = &self.degree_histogram {
-            let total: u64 = h.counts.iter().sum();
-            if h.counts.len() > 48 || total == 0 {
-                return bad(
-                    "degree_histogram.counts must hold 1 to 48 buckets with some nodes".into(),
-                );
-            }
-            if total.abs_diff(self.nodes) > self.nodes / 100 {
-                return bad(format!(
-                    "degree_histogram counts {total} nodes, the dataset has {}",
-                    self.nodes
-                ));
-            }
-            if h.degree_sums
-                .as_ref()
-                .is_some_and(|s| s.len() != h.counts.len())
-            {
-                return bad("degree_histogram.degree_sums must have one entry per bucket".into());
-            }
-            if let Some(o) = &h.out_counts {
-                let out: u64 = o.iter().sum();
-                if o.len() > 48 || out.abs_diff(self.nodes) > self.nodes / 100 {
-                    return bad(format!(
-                        "degree_histogram.out_counts counts {out} nodes, the dataset has {}",
-                        self.nodes
-                    ));
-                }
-                if h.out_degree_sums
-                    .as_ref()
-                    .is_some_and(|s| s.len() != o.len())
-                {
-                    return bad(
-                        "degree_histogram.out_degree_sums must have one entry per bucket".into(),
-                    );
-                }
-            }
-            if let Some(r) = &h.reached_counts {
-                let per_edge: u64 = r.iter().sum();
-                if r.len() > 48 || per_edge.abs_diff(self.edges) > self.edges / 100 + 1 {
-                    return bad(format!(
-                        "degree_histogram.reached_counts counts {per_edge} edges, the dataset has {}",
-                        self.edges
-                    ));
-                }
-                if h.reached_degree_sums.as_ref().map(|s| s.len()) != Some(r.len()) {
-                    return bad(
-                        "degree_histogram.reached_counts needs reached_degree_sums, one per bucket"
-                            .into(),
-                    );
-                }
-            }
+            h.validate(self.nodes, self.edges)
+                .map_err(|m| Error::bad(format!("dataset '{}': {m}", self.name)))?;
         }
         if let Some(u) = self.undirected_edges
             && (u == 0 || u > 2 * self.edges)

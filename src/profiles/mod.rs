@@ -4,6 +4,7 @@
 
 pub mod cli;
 mod dataset;
+mod degree_histogram;
 mod gpu;
 
 pub use dataset::{

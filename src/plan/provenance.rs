@@ -1,0 +1,74 @@
+//! Where a plan's numbers come from: each coefficient it used with its
+//! value and provenance, and the assumptions it made where the job is silent
+//! (degree shape, edges after to_undirected).
+
+use serde::Serialize;
+
+use crate::estimate::Coefficients;
+use crate::spec::Job;
+
+/// One coefficient a plan used.
+#[derive(Debug, Clone, Serialize)]
+pub struct CoefficientSource {
+    /// The coefficient's name as in a calibration file.
+    pub name: &'static str,
+    /// Its value (bytes, or bytes per node).
+    pub value: u64,
+    /// What it was measured from, and when.
+    pub source: String,
+}
+
+/// Every coefficient `job`'s estimate used, with its value and provenance.
+pub fn coefficient_sources(job: &Job, c: &Coefficients) -> Vec<CoefficientSource> {
+    let mut used = vec![
+        ("runtime_bytes", c.runtime_bytes),
+        ("worker_private_bytes", c.worker_private_bytes),
+        ("idle_worker_private_bytes", c.idle_worker_private_bytes),
+        ("sampler_bytes_per_node", c.sampler_bytes_per_node),
+    ];
+    if job.accounting == crate::spec::Accounting::RssSum {
+        used.push(("runtime_file_bytes", c.runtime_file_bytes));
+        used.push(("worker_file_bytes", c.worker_file_bytes));
+    }
+    if job.device == crate::spec::Device::Cuda {
+        used.push(("cuda_host_bytes", c.cuda_host_bytes));
+        used.push((
+            "cuda_context_bytes",
+            crate::estimate::cuda_context_bytes(job, c),
+        ));
+    }
+    used.into_iter()
+        .map(|(name, value)| CoefficientSource {
+            name,
+            value,
+            source: c.provenance_of(name),
+        })
+        .collect()
+}
+
+/// The assumptions an estimate of `job` rests on where the job is silent.
+pub fn assumptions(job: &Job) -> Vec<String> {
+    let mut out = Vec::new();
+    let d = &job.dataset;
+    if matches!(job.model, crate::spec::ModelKind::Gnn { .. }) {
+        match &d.degree_histogram {
+            None => out.push(format!(
+                "degree shape: {}'s power law (no measured degree_histogram){}; batch sizes follow from it (README, \"Degree shape\")",
+                d.name,
+                if d.undirected || job.load.to_undirected {
+                    ""
+                } else {
+                    ", with uniform sources and degree-biased later hops, which give the most nodes"
+                }
+            )),
+            Some(h) if !(d.undirected || job.load.to_undirected) && h.reached_counts.is_none() => {
+                out.push("degree shape: measured, but without reached_counts later hops are taken as degree-biased (the most nodes)".into())
+            }
+            Some(_) => {}
+        }
+        if job.load.to_undirected && !d.undirected && d.undirected_edges.is_none() {
+            out.push("to_undirected keeps all 2E edges (no undirected_edges given: duplicates would make it fewer)".into());
+        }
+    }
+    out
+}
