@@ -67,10 +67,15 @@ pub fn estimate_with(
             1.0
         };
     let eval_batches = ((splits.valid + splits.test) / 2).div_ceil(eval_seeds.max(1)) as f64;
-    let apparent =
-        base_apparent + csc * touched(&ds, train_batches / w.max(1) as f64 * train.mean_edges);
-    let apparent_eval =
-        base_apparent + csc * touched(&ds, eval_batches / we.max(1) as f64 * eval.mean_edges);
+    // Only RSS-sum accounting sees these (the planner's hot path skips them).
+    let (apparent, apparent_eval) = if rss_sum {
+        (
+            base_apparent + csc * touched(&ds, train_batches / w.max(1) as f64 * train.mean_edges),
+            base_apparent + csc * touched(&ds, eval_batches / we.max(1) as f64 * eval.mean_edges),
+        )
+    } else {
+        (0.0, 0.0)
+    };
     // Loaders without workers keep their CSC in the parent's private memory,
     // so workers forked by the others map it too (RSS sum).
     let separate = !settings.shared_sampler;
