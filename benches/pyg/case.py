@@ -112,8 +112,8 @@ def load(a, marks):
 
 
 def probe_children():
-    """Per child process (DataLoader workers): its memory as smaps_rollup
-    and status count it, bytes. Read from outside the workers, mid-run."""
+    """The main process and each child (DataLoader workers): memory as
+    smaps_rollup and status count it, bytes, read from the main process."""
     out = []
     try:
         kids = open(f"/proc/{os.getpid()}/task/{os.getpid()}/children").read().split()
