@@ -110,7 +110,7 @@ mod tests {
     use super::*;
     use crate::calibrate::graph::{Graph, GraphSpec};
     use crate::estimate::degree::DegreeTable;
-    use crate::estimate::fanout::sample_stats;
+    use crate::estimate::fanout::{SampledGraph, sample_stats};
     use crate::profiles::DegreeShape;
 
     fn line() -> Graph {
@@ -188,11 +188,7 @@ mod tests {
         let table = DegreeTable::new(&shape, mean);
         // Sources are drawn by the same weights as in-degrees: out ~ in.
         let p = sample_stats(
-            &table,
-            &table,
-            &table,
-            g.nodes as f64,
-            true,
+            &SampledGraph::symmetric(&table, g.nodes as f64, true),
             seeds_per as f64,
             &[10, 5],
             batches as f64,

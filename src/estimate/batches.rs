@@ -4,7 +4,7 @@
 
 use super::Settings;
 use super::degree::DegreeTable;
-use super::fanout::{SampleStats, extreme_z, sample_stats};
+use super::fanout::{SampleStats, SampledGraph, extreme_z, sample_stats};
 use super::gpu::{GpuBreakdown, gpu_breakdown};
 use crate::spec::{Job, ModelKind};
 
@@ -95,16 +95,14 @@ impl Prepared {
                 tail_z: z,
             };
         }
-        sample_stats(
-            &self.table,
-            &self.hop_table,
-            &self.reach,
-            job.dataset.nodes as f64,
-            self.hop_biased,
-            seeds as f64,
-            fanout,
-            batches,
-        )
+        let graph = SampledGraph {
+            nodes: job.dataset.nodes as f64,
+            in_degree: &self.table,
+            hop: &self.hop_table,
+            hop_biased: self.hop_biased,
+            reach: &self.reach,
+        };
+        sample_stats(&graph, seeds as f64, fanout, batches)
     }
 }
 

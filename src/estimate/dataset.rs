@@ -121,7 +121,6 @@ pub fn dataset_bytes(job: &Job, workers: u32, is_sorted: bool) -> DatasetBytes {
         0
     };
     let (load_extra, load_extra_cause) = [
-        (0, "the dataset loaded"),
         (
             processing,
             "first processing: raw arrays and their collated copy",

@@ -30,40 +30,61 @@ pub fn extreme_z(n: f64) -> f64 {
     if n <= 1.0 { 0.0 } else { (2.0 * n.ln()).sqrt() }
 }
 
-/// Statistics of batches of `seeds` seed nodes sampled with `fanout` on a
-/// graph of `nodes` nodes with in-degree table `table`, over `batches_in_run`
-/// batches. A neighbor draw follows an in-edge to its source, so the nodes
-/// draws land on are weighted by out-degree: `reach` is the out-degree table
-/// (the in-degree table itself on an undirected graph); it decides how many
-/// draws are duplicates. After the first hop the frontier's in-degrees are
-/// `hop_table`'s, degree-biased when `hop_biased` (a node reached by an edge
-/// of an undirected graph), else as its own probabilities say (a measured
-/// in-degree-of-the-reached-node table).
-#[allow(clippy::too_many_arguments)]
+/// The degree tables sampling reads. A neighbor draw follows an in-edge to
+/// its source, so the nodes draws land on are weighted by out-degree.
+#[derive(Debug, Clone, Copy)]
+pub struct SampledGraph<'a> {
+    /// Nodes in the graph.
+    pub nodes: f64,
+    /// In-degrees of the seed nodes (all nodes).
+    pub in_degree: &'a DegreeTable,
+    /// In-degrees of the nodes reached after the first hop.
+    pub hop: &'a DegreeTable,
+    /// Whether `hop` is to be degree-biased (a node reached by an edge of an
+    /// undirected graph), else taken as its own probabilities say (a
+    /// measured in-degree-of-the-reached-node table).
+    pub hop_biased: bool,
+    /// Out-degrees (the in-degrees on an undirected graph): they decide how
+    /// many draws are duplicates.
+    pub reach: &'a DegreeTable,
+}
+
+impl<'a> SampledGraph<'a> {
+    /// A graph whose every table is `t` (in-degree = out-degree).
+    pub fn symmetric(t: &'a DegreeTable, nodes: f64, hop_biased: bool) -> SampledGraph<'a> {
+        SampledGraph {
+            nodes,
+            in_degree: t,
+            hop: t,
+            hop_biased,
+            reach: t,
+        }
+    }
+}
+
+/// Statistics of batches of `seeds` seed nodes sampled with `fanout` on `g`,
+/// over `batches_in_run` batches.
 pub fn sample_stats(
-    table: &DegreeTable,
-    hop_table: &DegreeTable,
-    reach: &DegreeTable,
-    nodes: f64,
-    hop_biased: bool,
+    g: &SampledGraph,
     seeds: f64,
     fanout: &[i64],
     batches_in_run: f64,
 ) -> SampleStats {
+    let nodes = g.nodes;
     let (mut frontier, mut frontier_var) = (seeds.min(nodes), 0.0_f64);
     let (mut total, mut sd_total) = (frontier, 0.0_f64);
     let (mut edges, mut sd_edges) = (0.0_f64, 0.0_f64);
     for (hop, &f) in fanout.iter().enumerate() {
         let cap = (f >= 0).then_some(f as f64);
         let (e1, e2) = if hop == 0 {
-            table.capped_moments(cap, false)
+            g.in_degree.capped_moments(cap, false)
         } else {
-            hop_table.capped_moments(cap, hop_biased)
+            g.hop.capped_moments(cap, g.hop_biased)
         };
         let draws = frontier * e1;
         let draws_var = frontier * (e2 - e1 * e1).max(0.0) + e1 * e1 * frontier_var;
         // Distinct new nodes: unique draws, less those already in the batch.
-        let fresh = reach.expected_unique(draws, nodes) * (1.0 - total / nodes).max(0.0);
+        let fresh = g.reach.expected_unique(draws, nodes) * (1.0 - total / nodes).max(0.0);
         let keep = if draws > 0.0 { fresh / draws } else { 0.0 };
         edges += draws;
         sd_edges += draws_var.sqrt();
@@ -105,11 +126,7 @@ mod tests {
         // edges = 100·10 + (100·10)·5 = 6,000; on 10^9 nodes duplicates are
         // negligible, so nodes ≈ 100 + 1,000 + 5,000 = 6,100, and no variance.
         let s = sample_stats(
-            &regular(20.0),
-            &regular(20.0),
-            &regular(20.0),
-            1e9,
-            false,
+            &SampledGraph::symmetric(&regular(20.0), 1e9, false),
             100.0,
             &[10, 5],
             1000.0,
@@ -125,11 +142,7 @@ mod tests {
     fn low_degree_caps_the_draws() {
         // Degree 3 < fanout 10: each node draws all 3 neighbors: 50 + 150 nodes.
         let s = sample_stats(
-            &regular(3.0),
-            &regular(3.0),
-            &regular(3.0),
-            1e9,
-            false,
+            &SampledGraph::symmetric(&regular(3.0), 1e9, false),
             50.0,
             &[10],
             1.0,
@@ -141,11 +154,7 @@ mod tests {
     fn a_small_graph_saturates() {
         // 1,000 nodes cannot give more than 1,000 distinct nodes however large the fanout.
         let s = sample_stats(
-            &regular(500.0),
-            &regular(500.0),
-            &regular(500.0),
-            1000.0,
-            true,
+            &SampledGraph::symmetric(&regular(500.0), 1000.0, true),
             500.0,
             &[100, 100],
             1e6,
@@ -161,7 +170,12 @@ mod tests {
             max: 100_000,
         };
         let t = DegreeTable::new(&shape, 14.55);
-        let s = sample_stats(&t, &t, &t, 1.1e8, false, 1024.0, &[15, 10], 1e5);
+        let s = sample_stats(
+            &SampledGraph::symmetric(&t, 1.1e8, false),
+            1024.0,
+            &[15, 10],
+            1e5,
+        );
         assert!(s.tail_nodes > s.mean_nodes * 1.01);
         assert!((s.tail_z - (2.0 * 1e5_f64.ln()).sqrt()).abs() < 1e-9);
     }
@@ -178,8 +192,17 @@ mod tests {
             prob: vec![0.5],
             mean: 1.0,
         };
-        let a = sample_stats(&uniform, &uniform, &uniform, 1e6, false, 1e5, &[1], 1.0);
-        let b = sample_stats(&uniform, &uniform, &half, 1e6, false, 1e5, &[1], 1.0);
+        let a = sample_stats(
+            &SampledGraph::symmetric(&uniform, 1e6, false),
+            1e5,
+            &[1],
+            1.0,
+        );
+        let skewed = SampledGraph {
+            reach: &half,
+            ..SampledGraph::symmetric(&uniform, 1e6, false)
+        };
+        let b = sample_stats(&skewed, 1e5, &[1], 1.0);
         assert!(
             (a.mean_nodes - 1e5 - 0.9 * 95_162.58).abs() < 1.0,
             "{}",

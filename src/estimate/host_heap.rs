@@ -24,10 +24,11 @@ pub(super) struct HeapKept {
     pub(super) train: f64,
     /// Kept beyond the evaluation's own needs in the evaluate phase.
     pub(super) after: f64,
-    /// The first epoch's ratio of kept to live bytes.
-    pub(super) first: f64,
-    /// The step's largest tensor is under glibc's mmap threshold ceiling.
-    pub(super) small: bool,
+    /// The heap as evaluation workers find it when they are forked after
+    /// training (their RSS maps it): what the first epoch kept, and the
+    /// step's tensors themselves where they came from the heap (under the
+    /// 32 MiB threshold; larger ones were unmapped).
+    pub(super) at_eval_fork: f64,
 }
 
 /// glibc's malloc serves a request from its heap once it is under the mmap
@@ -86,7 +87,6 @@ pub(super) fn cpu_heap(
     HeapKept {
         train: live * train_kept,
         after: live * after,
-        first,
-        small,
+        at_eval_fork: live * first + if small { live } else { 0.0 },
     }
 }

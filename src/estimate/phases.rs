@@ -59,16 +59,16 @@ pub fn estimate_with(
     // dataset), its loader's CSC pages in /dev/shm once sampling has touched
     // them, and the library pages it maps itself.
     let base_apparent = coeffs.runtime_bytes as f64 + resident + coeffs.worker_file_bytes as f64;
-    let splits = job.dataset.splits();
-    let train_batches = splits.train.div_ceil(settings.batch_size.max(1)) as f64
-        * if settings.persistent_workers {
+    // Only RSS-sum accounting sees these (the planner's hot path skips them).
+    let (apparent, apparent_eval) = if rss_sum {
+        let splits = job.dataset.splits();
+        let epochs = if settings.persistent_workers {
             job.epochs as f64
         } else {
             1.0
         };
-    let eval_batches = ((splits.valid + splits.test) / 2).div_ceil(eval_seeds.max(1)) as f64;
-    // Only RSS-sum accounting sees these (the planner's hot path skips them).
-    let (apparent, apparent_eval) = if rss_sum {
+        let train_batches = splits.train.div_ceil(settings.batch_size.max(1)) as f64 * epochs;
+        let eval_batches = ((splits.valid + splits.test) / 2).div_ceil(eval_seeds.max(1)) as f64;
         (
             base_apparent + csc * touched(&ds, train_batches / w.max(1) as f64 * train.mean_edges),
             base_apparent + csc * touched(&ds, eval_batches / we.max(1) as f64 * eval.mean_edges),
@@ -149,17 +149,6 @@ pub fn estimate_with(
     };
     let model_host_eval = if cuda { 0.0 } else { on_host(&eval_gpu) };
     let mut phases = Vec::with_capacity(4);
-    // Evaluation workers are forked after training: their RSS counts the
-    // main process's heap as it was then (RSS sum): what the first epoch
-    // kept, and the step's tensors themselves where they came from the heap
-    // (under the 32 MiB mmap threshold; larger ones were unmapped).
-    let heap_at_eval_fork = if cuda {
-        0.0
-    } else {
-        let live = model_host + train_flight.private;
-        heap.first * live + if heap.small { live } else { 0.0 }
-    };
-
     let mut b = Builder::new(job.ranks_per_node, detail);
     b.add("runtime (python, torch, PyG)", runtime_main);
     base_dataset(&mut b, &ds, false);
@@ -210,7 +199,7 @@ pub fn estimate_with(
         b.add(
             "workers' apparent copies (RSS sum)",
             w as f64 * (apparent + train_fork_private_csc)
-                + idle_eval_workers * (apparent + heap_at_eval_fork),
+                + idle_eval_workers * (apparent + heap.at_eval_fork),
         );
     }
     b.add("model on the host (CPU training)", model_host);
@@ -233,11 +222,11 @@ pub fn estimate_with(
                 we,
                 private,
                 idle_private,
-                apparent: apparent_eval + eval_fork_private_csc + heap_at_eval_fork,
+                apparent: apparent_eval + eval_fork_private_csc + heap.at_eval_fork,
                 model_host_eval,
                 // What the main process's heap kept from training (see cpu_heap).
                 heap_kept: heap.after,
-                heap_at_fork: heap_at_eval_fork,
+                heap_at_fork: heap.at_eval_fork,
                 rss_sum,
                 detail,
             },

@@ -63,9 +63,7 @@ impl DegreeHistogram {
         let sums = self.degree_sums.as_ref()?;
         (n > 0).then(|| sums.iter().sum::<u64>() as f64 / n as f64)
     }
-}
 
-impl DegreeHistogram {
     /// Checks the histogram against the dataset's `nodes` and `edges`; the
     /// message names the field.
     pub fn validate(&self, nodes: u64, edges: u64) -> Result<(), String> {
