@@ -53,6 +53,12 @@ fn index_bytes(nodes: u64, edges: u64) -> u64 {
     8 * (nodes + 3 * edges)
 }
 
+/// Bytes per edge alive at the workload's CSC-building moment: the
+/// permutation, the sorted column and the permuted row (8 each; its
+/// `sort_unstable` needs no scratch), against torch's 32 (values, indices
+/// and a second buffer of each).
+pub const WORKLOAD_SORT_BYTES: u64 = 24;
+
 /// Coefficients fitted from one run; those it cannot measure (CUDA) keep `base`'s.
 ///
 /// - runtime_bytes: the parent's PSS before any data.
@@ -60,8 +66,12 @@ fn index_bytes(nodes: u64, edges: u64) -> u64 {
 /// - sampler_bytes_per_node: least squares through the origin of each batch's
 ///   sampler scratch (the worker's USS growth at the sampler's peak less the
 ///   index arrays it holds) against its sampled nodes.
+/// - sort_bytes_per_element: not fitted but the workload's own mechanism
+///   ([`WORKLOAD_SORT_BYTES`]): its CSC is built with Rust's in-place sort,
+///   not torch's, so torch's radix scratch must not be predicted for it.
 pub fn fit(m: &Measured, base: &Coefficients) -> Coefficients {
     let mut c = base.clone();
+    c.sort_bytes_per_element = WORKLOAD_SORT_BYTES;
     c.runtime_bytes = m.baseline_pss;
     if !m.idle_worker_uss.is_empty() {
         c.worker_private_bytes =

@@ -33,6 +33,11 @@ pub struct Coefficients {
     pub idle_worker_private_bytes: u64,
     /// Sampler scratch per sampled node while a batch is built (hash map, buffers).
     pub sampler_bytes_per_node: u64,
+    /// Bytes per element alive at the worst moment of sorting int64 keys
+    /// with their indices (torch's CPU sort: values, indices and the radix
+    /// sort's second buffers). Building the CSC, sorting edge_index in the
+    /// script and to_undirected's coalesce each peak at such a sort.
+    pub sort_bytes_per_element: u64,
     /// CPU training, first epoch: heap kept beyond the live step bytes, as a
     /// fraction of them, when the step's largest tensor is under glibc's
     /// 32 MiB mmap threshold ceiling (served from the heap, fragmenting).
@@ -78,6 +83,7 @@ fn default_provenance() -> BTreeMap<String, String> {
         "cpu_heap_large_eval_forked",
         "cpu_heap_small_shared",
         "cpu_heap_large_shared",
+        "sort_bytes_per_element",
     ] {
         p.insert(k.to_string(), format!("default: {PYTHON_CORPUS}"));
     }
@@ -120,6 +126,7 @@ impl Default for Coefficients {
             worker_private_bytes: 44 << 20,
             idle_worker_private_bytes: 20 << 20,
             sampler_bytes_per_node: 64,
+            sort_bytes_per_element: 32,
             cpu_heap_small_tensors: 1.25,
             cpu_heap_large_tensors: 0.15,
             cpu_heap_small_eval_forked: 2.2,

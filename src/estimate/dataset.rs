@@ -51,16 +51,10 @@ pub fn loaded_edges(job: &Job) -> u64 {
     }
 }
 
-/// Scratch bytes per element of torch's CPU sort of int64 keys with their
-/// indices (radix sort: a second buffer of keys and of indices), on top of
-/// the sorted values (8) and the indices (8) it returns.
-pub const SORT_SCRATCH: u64 = 16;
-
-/// Bytes per element alive at the worst moment of a sort: values, indices, scratch.
-const SORT_MOMENT: u64 = 8 + 8 + SORT_SCRATCH;
-
-/// Dataset bytes for `job` (workers > 0 decides whether the CSC moves to /dev/shm).
-pub fn dataset_bytes(job: &Job, workers: u32, is_sorted: bool) -> DatasetBytes {
+/// Dataset bytes for `job` (workers > 0 decides whether the CSC moves to
+/// /dev/shm); `sort_moment` is the bytes per element alive at a sort's worst
+/// moment (`Coefficients::sort_bytes_per_element`, 32 for torch's CPU sort).
+pub fn dataset_bytes(job: &Job, workers: u32, is_sorted: bool, sort_moment: u64) -> DatasetBytes {
     let d = &job.dataset;
     let n = d.nodes;
     let stored = d.edges;
@@ -88,7 +82,7 @@ pub fn dataset_bytes(job: &Job, workers: u32, is_sorted: bool) -> DatasetBytes {
     // edge) into shared memory, once.
     let csc_build_extra = match (gnn, is_sorted, workers > 0) {
         (false, _, _) => 0,
-        (true, false, _) => (SORT_MOMENT - 16) * edges,
+        (true, false, _) => sort_moment.saturating_sub(16) * edges,
         (true, true, true) => 16 * edges,
         (true, true, false) => 0,
     };
@@ -106,7 +100,7 @@ pub fn dataset_bytes(job: &Job, workers: u32, is_sorted: bool) -> DatasetBytes {
     // and at `edge_index[:, mask]` the mask (2E), the kept indices (8E') and
     // the result (16E'): 146E + 24E' at that moment, 16E' once done.
     let undirected = if doubles {
-        let at_sort = (16 + 32 + 32 + 16) * stored + 2 * stored * SORT_MOMENT;
+        let at_sort = (16 + 32 + 32 + 16) * stored + 2 * stored * sort_moment;
         let at_mask = 146 * stored + 24 * edges;
         at_sort.max(at_mask) - 16 * edges
     } else {
@@ -116,7 +110,7 @@ pub fn dataset_bytes(job: &Job, workers: u32, is_sorted: bool) -> DatasetBytes {
     // before is_sorted=True: the old edge_index beside the sort (E elements),
     // then beside perm (8E) and the permuted copy (16E).
     let sorting = if job.load.sort_edges {
-        (16 + SORT_MOMENT).max(16 + 8 + 16) * edges - 16 * edges
+        (16 + sort_moment).max(16 + 8 + 16) * edges - 16 * edges
     } else {
         0
     };
@@ -157,10 +151,13 @@ mod tests {
     use super::*;
     use crate::spec::{Job, JobSpec};
 
+    /// torch's sort moment, the default coefficient.
+    const TORCH: u64 = 32;
+
     fn papers(to_undirected: bool, workers: u32) -> DatasetBytes {
         let mut spec = JobSpec::for_dataset("ogbn-papers100m");
         spec.load.to_undirected = to_undirected;
-        dataset_bytes(&Job::from_spec(&spec).unwrap(), workers, false)
+        dataset_bytes(&Job::from_spec(&spec).unwrap(), workers, false, TORCH)
     }
 
     #[test]
@@ -191,7 +188,7 @@ mod tests {
         let mut job = Job::from_spec(&spec).unwrap();
         job.dataset.undirected_edges = Some(3 * 1_615_685_872 / 2);
         assert_eq!(
-            dataset_bytes(&job, 0, false).load_extra,
+            dataset_bytes(&job, 0, false, TORCH).load_extra,
             158 * 1_615_685_872
         );
     }
@@ -201,7 +198,7 @@ mod tests {
         // old 16E + values, indices and scratch 32E = 48E, 32E above the result.
         let mut spec = JobSpec::for_dataset("ogbn-arxiv");
         spec.load.sort_edges = true;
-        let b = dataset_bytes(&Job::from_spec(&spec).unwrap(), 0, true);
+        let b = dataset_bytes(&Job::from_spec(&spec).unwrap(), 0, true, TORCH);
         assert_eq!(b.load_extra, 32 * 1_166_243);
     }
 
@@ -209,17 +206,17 @@ mod tests {
     fn sorted_input_makes_row_a_view_of_edge_index() {
         let spec = JobSpec::for_dataset("ogbn-arxiv");
         let job = Job::from_spec(&spec).unwrap();
-        let b = dataset_bytes(&job, 0, true);
+        let b = dataset_bytes(&job, 0, true, TORCH);
         // colptr (169,343+1)·8 and nothing else: row is edge_index[0].
         assert_eq!(b.csc, 169_344 * 8);
         assert_eq!(b.csc_build_extra, 0);
         assert!(!b.edge_index_shared);
         // With workers, share_memory_() moves edge_index's storage into /dev/shm.
-        let w = dataset_bytes(&job, 2, true);
+        let w = dataset_bytes(&job, 2, true, TORCH);
         assert_eq!(w.csc_build_extra, 16 * 1_166_243);
         assert!(w.edge_index_shared);
         // Unsorted: row and perm kept, the sort's 32 B an edge at its moment.
-        let u = dataset_bytes(&job, 0, false);
+        let u = dataset_bytes(&job, 0, false, TORCH);
         assert_eq!(u.csc, 169_344 * 8 + 16 * 1_166_243);
         assert_eq!(u.csc_build_extra, 16 * 1_166_243);
     }

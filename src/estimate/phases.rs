@@ -32,7 +32,12 @@ pub fn estimate_with(
     let (train, eval) = (&bm.train, &bm.eval);
     let w = settings.num_workers;
     let we = job.eval_num_workers.unwrap_or(w);
-    let ds = dataset_bytes(job, w.max(we), settings.is_sorted);
+    let ds = dataset_bytes(
+        job,
+        w.max(we),
+        settings.is_sorted,
+        coeffs.sort_bytes_per_element,
+    );
     let cuda = job.device == Device::Cuda;
     let rss_sum = job.accounting == Accounting::RssSum;
     // RSS also counts the library pages a process maps (torch's shared
