@@ -11,6 +11,7 @@ pub mod error;
 pub mod estimate;
 pub mod output;
 pub mod plan;
+pub mod probe;
 pub mod profiles;
 pub mod spec;
 pub mod units;

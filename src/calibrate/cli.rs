@@ -54,6 +54,10 @@ pub struct CalibrateArgs {
     /// Skip the GPU step even where a GPU is found.
     #[arg(long)]
     pub no_gpu: bool,
+    /// Fit from a real job instead: the directory `watch --probe --out DIR`
+    /// wrote (the workload flags are then ignored).
+    #[arg(long, value_name = "DIR")]
+    pub from: Option<PathBuf>,
     /// Where to write the calibration file (default: the config directory's).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -150,6 +154,9 @@ fn progress_bar() -> Option<indicatif::ProgressBar> {
 
 /// Runs `headroom calibrate`.
 pub fn run(args: &CalibrateArgs) -> Result<ExitCode> {
+    if let Some(dir) = &args.from {
+        return from_run(args, dir);
+    }
     let cfg = args.config()?;
     let check = if args.no_check {
         None
@@ -273,6 +280,39 @@ pub fn run(args: &CalibrateArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `calibrate --from DIR`: fit the framework coefficients to a probed run
+/// of the user's own job and write them with their provenance.
+fn from_run(args: &CalibrateArgs, dir: &std::path::Path) -> Result<ExitCode> {
+    if !dir.is_dir() {
+        return Err(Error::bad(format!(
+            "--from {}: not a directory (give the --out DIR of watch --probe)",
+            dir.display()
+        )));
+    }
+    let base = Coefficients::default();
+    let report = crate::probe::report::load(dir, &base)?;
+    let provenance = format!(
+        "from watch --probe of `{}` on {} ({})",
+        report.run.command.join(" "),
+        report.run.host.as_deref().unwrap_or("?"),
+        report.run.date
+    );
+    let fitted = super::from_run::fit_from(&report, &base, &provenance)?;
+    let out = args.out.clone().or_else(default_calibration_path);
+    if let Some(p) = &out {
+        write_file(p, &fitted.coefficients, None)?;
+    }
+    let r = super::report::FromRunReport {
+        from: dir.display().to_string(),
+        job: report.observed.spec.clone(),
+        assumed: report.observed.assumed.clone(),
+        fit: fitted,
+        written_to: out.map(|p| p.display().to_string()),
+    };
+    emit(&r, args.format, &mut std::io::stdout().lock())?;
+    Ok(ExitCode::SUCCESS)
+}
+
 /// Writes the calibration file `plan --calibration` reads.
 pub fn write_file(
     path: &std::path::Path,
@@ -309,6 +349,7 @@ mod tests {
             check_workers: None,
             no_check: true,
             no_gpu: true,
+            from: None,
             out: None,
             format: Format::Table,
         }

@@ -9,6 +9,7 @@ pub mod corpus;
 pub mod epoch;
 pub mod fit;
 pub mod fit_gpu;
+pub mod from_run;
 pub mod gpu;
 pub mod graph;
 pub mod layout;

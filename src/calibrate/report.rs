@@ -203,3 +203,61 @@ impl Report for CalibrateReport {
         writeln!(w, "took {:.1} s", self.seconds)
     }
 }
+
+/// What `calibrate --from DIR` did.
+#[derive(Debug, Clone, Serialize)]
+pub struct FromRunReport {
+    /// The probed run directory.
+    pub from: String,
+    /// The job the probe saw, as a job spec.
+    pub job: serde_json::Value,
+    /// What the probe could not see, with the value taken.
+    pub assumed: Vec<String>,
+    /// The fit: coefficients, what moved, phases before and after.
+    pub fit: super::from_run::FromRun,
+    /// Where the calibration file was written.
+    pub written_to: Option<String>,
+}
+
+impl Report for FromRunReport {
+    fn write_text(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        writeln!(w, "calibrated from the probed run in {}", self.from)?;
+        writeln!(
+            w,
+            "  {:<14} {:>11} {:>16} {:>16}",
+            "phase", "measured", "before", "after"
+        )?;
+        let cell = |r: &crate::probe::phases::PhaseRow| match r.rel_error {
+            Some(e) => format!("{} {:+.1}%", fmt_bytes(r.predicted_bytes), e * 100.0),
+            None => fmt_bytes(r.predicted_bytes),
+        };
+        for (b, a) in self.fit.before.iter().zip(&self.fit.after) {
+            let m = b
+                .measured_bytes
+                .map(fmt_bytes)
+                .unwrap_or_else(|| "-".into());
+            writeln!(
+                w,
+                "  {:<14} {:>11} {:>16} {:>16}",
+                b.phase,
+                m,
+                cell(b),
+                cell(a)
+            )?;
+        }
+        let c = &self.fit.coefficients;
+        writeln!(
+            w,
+            "runtime_bytes: {} ({})",
+            fmt_bytes(c.runtime_bytes),
+            c.provenance_of("runtime_bytes")
+        )?;
+        for m in &self.fit.moved {
+            writeln!(w, "{}: {:.4} -> {:.4}", m.name, m.from, m.to)?;
+        }
+        match &self.written_to {
+            Some(p) => writeln!(w, "written to {p}"),
+            None => writeln!(w, "not written (no config directory; give --out)"),
+        }
+    }
+}

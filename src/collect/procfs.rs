@@ -36,6 +36,8 @@ pub struct ProcessMemory {
     pub uss: Option<u64>,
     /// The shmem part of PSS in bytes.
     pub pss_shmem: Option<u64>,
+    /// File-backed part of the PSS (library and mapped-file pages).
+    pub pss_file: Option<u64>,
     /// The shmem part of RSS in bytes (status RssShmem).
     pub rss_shmem: Option<u64>,
 }
@@ -104,6 +106,7 @@ impl ProcReader {
             pss: None,
             uss: None,
             pss_shmem: None,
+            pss_file: None,
             rss_shmem: kb_field(&text, "RssShmem"),
         })
     }
@@ -121,6 +124,7 @@ impl ProcReader {
             pss: smaps.pss,
             uss: smaps.uss(),
             pss_shmem: smaps.pss_shmem,
+            pss_file: smaps.pss_file,
             rss_shmem,
         })
     }

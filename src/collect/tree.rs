@@ -180,6 +180,7 @@ impl TreeSampler {
                         p.rss = r.totals.rss.or(p.rss);
                     }
                     p.pss_shmem = r.totals.pss_shmem;
+                    p.pss_file = r.totals.pss_file;
                     let age = now.saturating_duration_since(r.read_at).as_millis() as u64;
                     reading.oldest_pss_ms = reading.oldest_pss_ms.max(age);
                 }
@@ -194,6 +195,7 @@ impl TreeSampler {
                     p.pss = Some(new);
                     p.uss = Some(new);
                     p.pss_shmem = Some(0);
+                    p.pss_file = Some(0);
                 }
             }
         }

@@ -38,6 +38,11 @@ pub struct Coefficients {
     /// sort's second buffers). Building the CSC, sorting edge_index in the
     /// script and to_undirected's coalesce each peak at such a sort.
     pub sort_bytes_per_element: u64,
+    /// Share of the CSC build's transient (its sort and share copies) that
+    /// stays resident after the build: where those arrays are under glibc's
+    /// dynamic mmap threshold (up to 32 MiB, small graphs) they are freed
+    /// into the heap and kept. 0 on large graphs (mmapped, given back).
+    pub build_heap_retained: f64,
     /// CPU training, first epoch: heap kept beyond the live step bytes, as a
     /// fraction of them, when the step's largest tensor is under glibc's
     /// 32 MiB mmap threshold ceiling (served from the heap, fragmenting).
@@ -92,6 +97,12 @@ fn default_provenance() -> BTreeMap<String, String> {
         "default: an estimate (not measured on its own; the corpus runs include it)".into(),
     );
     p.insert(
+        "build_heap_retained".into(),
+        "default: 0 (the corpus graphs' build arrays are mmapped and given back); \
+         calibrate --from fits it where a small graph's are kept"
+            .into(),
+    );
+    p.insert(
         "cuda_host_bytes".into(),
         "default: typical PyTorch CUDA initialisation (not measured here)".into(),
     );
@@ -127,6 +138,7 @@ impl Default for Coefficients {
             idle_worker_private_bytes: 20 << 20,
             sampler_bytes_per_node: 64,
             sort_bytes_per_element: 32,
+            build_heap_retained: 0.0,
             cpu_heap_small_tensors: 1.25,
             cpu_heap_large_tensors: 0.15,
             cpu_heap_small_eval_forked: 2.2,

@@ -20,6 +20,8 @@ pub(super) struct EvalCtx {
     pub(super) apparent: f64,
     pub(super) model_host_eval: f64,
     pub(super) heap_kept: f64,
+    /// What glibc kept of the CSC builds.
+    pub(super) build_kept: f64,
     /// The main process's heap that workers forked after training map (RSS sum).
     pub(super) heap_at_fork: f64,
     pub(super) rss_sum: bool,
@@ -63,6 +65,7 @@ pub(super) fn evaluate_phase(
         }
         b.add("model on the host (CPU training)", c.model_host_eval);
         b.add("heap kept from training (glibc, CPU)", c.heap_kept);
+        b.add("heap kept from the CSC builds (glibc)", c.build_kept);
     };
     let eval_loader_copies = if settings.shared_sampler { 0.0 } else { 1.0 };
     match settings.eval_loaders {

@@ -173,6 +173,12 @@ pub fn estimate_with(
         "CSC build transient (sort, share)",
         ds.csc_build_extra as f64,
     );
+    // What glibc kept of the builds (see `build_heap_retained`): held by the
+    // time the last resident loader is built, and ever after.
+    let build_kept = coeffs.build_heap_retained * ds.csc_build_extra as f64;
+    if resident_loaders > 1.0 {
+        b.add("heap kept from earlier CSC builds (glibc)", build_kept);
+    }
     let moment = if resident_loaders > 1.0 {
         "building the last of the resident loaders"
     } else {
@@ -209,6 +215,7 @@ pub fn estimate_with(
     }
     b.add("model on the host (CPU training)", model_host);
     b.add("heap kept by glibc (CPU training)", heap.train);
+    b.add("heap kept from the CSC builds (glibc)", build_kept);
     phases.push(b.finish(
         Phase::Train,
         "the largest training batch in flight",
@@ -231,6 +238,7 @@ pub fn estimate_with(
                 model_host_eval,
                 // What the main process's heap kept from training (see cpu_heap).
                 heap_kept: heap.after,
+                build_kept,
                 heap_at_fork: heap.at_eval_fork,
                 rss_sum,
                 detail,

@@ -54,14 +54,21 @@ pub fn forwarded_signal() -> Option<i32> {
 }
 
 /// Starts `argv` in its own process group with oom_score_adj 1000, joining
-/// the cgroup whose `cgroup.procs` is given before exec; stderr is piped.
-pub fn spawn(argv: &[String], cgroup_procs: Option<&Path>) -> std::io::Result<Child> {
+/// the cgroup whose `cgroup.procs` is given before exec, with `env` added to
+/// its environment; stderr is piped.
+pub fn spawn(
+    argv: &[String],
+    cgroup_procs: Option<&Path>,
+    env: &[(std::ffi::OsString, std::ffi::OsString)],
+) -> std::io::Result<Child> {
     let procs = cgroup_procs
         .map(|p| CString::new(p.as_os_str().as_bytes()))
         .transpose()
         .map_err(std::io::Error::other)?;
     let mut cmd = Command::new(&argv[0]);
-    cmd.args(&argv[1..]).stderr(Stdio::piped());
+    cmd.args(&argv[1..])
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stderr(Stdio::piped());
     // SAFETY: between fork and exec only async-signal-safe calls are made
     // (setpgid, open, write, close) on memory prepared before the fork.
     unsafe {

@@ -17,9 +17,15 @@ pub struct WatchArgs {
     /// Time between samples: 100ms, 1s, 2.5s.
     #[arg(long, default_value = "100ms", value_parser = parse_interval)]
     pub interval: Duration,
-    /// Write the timeline here, one row per sample, flushed as taken.
+    /// Write the timeline here, one row per sample, flushed as taken (with
+    /// --probe: a directory for the whole probed run).
     #[arg(long, short = 'o')]
     pub out: Option<PathBuf>,
+    /// Run a Python job with headroom's probe: record its real loader,
+    /// graph, model and phases, write the observed job spec (job.yaml) and
+    /// the per-phase prediction against the measurement into --out DIR.
+    #[arg(long, requires = "out")]
+    pub probe: bool,
     /// Timeline format.
     #[arg(long, value_enum, default_value_t)]
     pub format: TimelineFormat,
@@ -135,11 +141,23 @@ pub fn run(args: &WatchArgs) -> Result<ExitCode> {
     // A bad --job is refused before any output file exists.
     let predicted = super::run::predicted_peak(args)?;
     let mut outputs = Outputs::default();
-    let timeline = match &args.out {
-        Some(p) => Some((p.clone(), outputs.create(p)?)),
-        None => None,
+    let probe_dir = match (&args.out, args.probe) {
+        (Some(dir), true) => Some(probe_dir(dir)?),
+        _ => None,
     };
-    let summary_file = match &args.summary {
+    let timeline = match (&args.out, &probe_dir) {
+        (Some(dir), Some(_)) => {
+            let p = dir.join(crate::probe::TIMELINE_FILE);
+            Some((p.clone(), outputs.create(&p)?))
+        }
+        (Some(p), None) => Some((p.clone(), outputs.create(p)?)),
+        _ => None,
+    };
+    let summary = match (&args.summary, &probe_dir) {
+        (None, Some(dir)) => Some(dir.join("summary.json")),
+        (s, _) => s.clone(),
+    };
+    let summary_file = match &summary {
         Some(p) => Some((p.clone(), outputs.create(p)?)),
         None => None,
     };
@@ -147,10 +165,61 @@ pub fn run(args: &WatchArgs) -> Result<ExitCode> {
         Some(p) => Some((p.clone(), outputs.create(p)?)),
         None => None,
     };
+    let installed = match &probe_dir {
+        Some(dir) => {
+            let events = dir.join(crate::probe::EVENTS_FILE);
+            outputs.create(&events)?;
+            outputs.create(&dir.join(crate::probe::RUN_FILE))?;
+            Some(crate::probe::install(&events)?)
+        }
+        None => None,
+    };
     let files = super::run::Files {
         timeline,
         summary: summary_file,
         plot: plot_file,
+        env: installed
+            .as_ref()
+            .map(|i| i.env.clone())
+            .unwrap_or_default(),
+        probe_run: probe_dir.as_ref().map(|d| d.join(crate::probe::RUN_FILE)),
     };
-    super::run::watch(args, predicted, files, &mut outputs)
+    let code = super::run::watch(args, predicted, files, &mut outputs)?;
+    if let Some(dir) = &probe_dir {
+        report_probe(dir);
+    }
+    Ok(code)
+}
+
+/// `--out DIR` for a probed run, created if missing.
+fn probe_dir(dir: &Path) -> Result<PathBuf> {
+    if dir.is_file() {
+        return Err(Error::bad(format!(
+            "--probe: --out {} is a file; give a directory for the probed run",
+            dir.display()
+        )));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    Ok(dir.to_path_buf())
+}
+
+/// The probe's report after the job: job.yaml, phases.json and the table
+/// on stderr. A job that never built a loader gets one line saying so; the
+/// job's own exit code stands either way.
+fn report_probe(dir: &Path) {
+    let result = crate::estimate::load_coefficients(None).and_then(|c| {
+        let r = crate::probe::report::load(dir, &c)?;
+        crate::probe::report::write(dir, &r)?;
+        Ok(r)
+    });
+    match result {
+        Ok(r) => {
+            let _ = crate::probe::report::print(&r, &mut std::io::stderr());
+            eprintln!(
+                "[headroom] probe: the observed job is {}",
+                dir.join(crate::probe::JOB_FILE).display()
+            );
+        }
+        Err(e) => eprintln!("[headroom] probe: no report: {e}"),
+    }
 }

@@ -37,6 +37,10 @@ pub struct Files {
     pub summary: Option<(PathBuf, File)>,
     /// Plot SVG path and file.
     pub plot: Option<(PathBuf, File)>,
+    /// Added to the job's environment (the probe's PYTHONPATH).
+    pub env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
+    /// A probed run's `run.json`, written as the job starts.
+    pub probe_run: Option<PathBuf>,
 }
 
 /// The predicted peak to draw: `--predicted-peak`, else the planner's host
@@ -63,9 +67,13 @@ pub fn watch(
     outputs: &mut Outputs,
 ) -> Result<ExitCode> {
     let began = Instant::now();
-    let limit_cg = match args.limit {
-        Some(limit) => Some(make_limit_cgroup(limit)?),
-        None => None,
+    let limit_cg = match (args.limit, args.probe) {
+        (Some(limit), _) => Some(make_limit_cgroup(limit)?),
+        // A probed job gets a cgroup of its own where one can be made (no
+        // limit but the machine's): its anon + shmem is then exactly what
+        // the per-phase table compares, at every sample.
+        (None, true) => mem_total().and_then(|m| make_limit_cgroup(m).ok()),
+        (None, false) => None,
     };
     let cgroup = match &limit_cg {
         Some(cg) => Some(cg.reader().clone()),
@@ -81,8 +89,14 @@ pub fn watch(
     let oom_before = cgroup.as_ref().and_then(|c| c.oom_kill());
 
     let procs_path = limit_cg.as_ref().map(|c| c.procs_path());
+    if let Some(p) = &files.probe_run {
+        let run = crate::probe::report::RunInfo::now(&args.command, limit_cg.is_some());
+        let json = serde_json::to_string_pretty(&run)
+            .map_err(|e| Error::Internal(format!("run.json: {e}")))?;
+        std::fs::write(p, json).map_err(|e| Error::io(p, e))?;
+    }
     let started = Instant::now();
-    let mut job = match child::spawn(&args.command, procs_path.as_deref()) {
+    let mut job = match child::spawn(&args.command, procs_path.as_deref(), &files.env) {
         Ok(c) => c,
         Err(e) => return Ok(spawn_failed(&args.command[0], &e)),
     };
@@ -102,11 +116,11 @@ pub fn watch(
         root_pid: pid,
         taken: 0,
         last_cgroup: Default::default(),
-        stat_every: args.stat_every,
+        stat_every: if args.probe { 1 } else { args.stat_every },
     };
     let mut timeline = files
         .timeline
-        .map(|(p, f)| Timeline::new(&p, f, args.format));
+        .map(|(p, f)| Timeline::new(&p, f, timeline_format(args)));
     let show_progress = std::io::stderr().is_terminal() && std::io::stdout().is_terminal();
     let mut samples: Vec<Sample> = Vec::new();
     let mut peaks = Peaks::default();
@@ -177,6 +191,23 @@ pub fn watch(
         write_error,
         began,
     })
+}
+
+/// A probed run's timeline is JSONL whatever `--format` says: its report
+/// reads it back.
+fn timeline_format(args: &WatchArgs) -> super::timeline::TimelineFormat {
+    if args.probe {
+        super::timeline::TimelineFormat::Jsonl
+    } else {
+        args.format
+    }
+}
+
+/// MemTotal, bytes.
+fn mem_total() -> Option<u64> {
+    let root = crate::collect::procfs::ProcReader::new();
+    let text = crate::collect::read_optional(&root.root().join("meminfo"))?;
+    crate::collect::kb_field(&text, "MemTotal")
 }
 
 fn make_limit_cgroup(limit: u64) -> Result<LimitCgroup> {

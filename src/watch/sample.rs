@@ -27,6 +27,10 @@ pub struct Sample {
     pub pss_shmem_sum_bytes: u64,
     /// The shmem part of the RSS sum.
     pub rss_shmem_sum_bytes: u64,
+    /// The file-backed part of the PSS sum: what is left without it is the
+    /// tree's anonymous and shared memory, each page once, as a cgroup
+    /// charges it (and the OOM killer weighs it).
+    pub pss_file_sum_bytes: u64,
     /// Processes whose PSS/USS were carried from an earlier smaps_rollup read
     /// (adjusted by their RSS change) to keep sampling under its CPU budget.
     pub pss_carried: u32,
@@ -92,6 +96,7 @@ impl Sampler {
             s.uss_sum_bytes += p.uss.unwrap_or(0);
             s.pss_shmem_sum_bytes += p.pss_shmem.unwrap_or(0);
             s.rss_shmem_sum_bytes += p.rss_shmem.unwrap_or(0);
+            s.pss_file_sum_bytes += p.pss_file.unwrap_or(0);
         }
         if let Some(top) = procs.iter().max_by_key(|p| p.pss.or(p.rss).unwrap_or(0)) {
             s.top_pid = Some(top.pid);
@@ -165,6 +170,7 @@ fn merge_max(a: &Sample, b: &Sample) -> Sample {
         uss_sum_bytes: a.uss_sum_bytes.max(b.uss_sum_bytes),
         pss_shmem_sum_bytes: a.pss_shmem_sum_bytes.max(b.pss_shmem_sum_bytes),
         rss_shmem_sum_bytes: a.rss_shmem_sum_bytes.max(b.rss_shmem_sum_bytes),
+        pss_file_sum_bytes: a.pss_file_sum_bytes.max(b.pss_file_sum_bytes),
         pss_carried: a.pss_carried.max(b.pss_carried),
         pss_age_ms: a.pss_age_ms.max(b.pss_age_ms),
         top_pid: top.top_pid,

@@ -8,4 +8,5 @@ mod calibrate;
 mod corpus;
 mod diagnose;
 mod plan;
+mod probe;
 mod watch;

@@ -92,6 +92,7 @@ pub(super) fn small_config() -> crate::calibrate::workload::Config {
         check_workers: None,
         no_check: true,
         no_gpu: false,
+        from: None,
         out: None,
         format: Format::Table,
     }

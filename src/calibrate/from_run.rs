@@ -1,0 +1,284 @@
+//! `calibrate --from DIR`: the framework coefficients fitted from a real
+//! job that `watch --probe` recorded. The Python runtime is read directly
+//! (the main process's anonymous memory once torch and PyG are imported);
+//! the rest are fitted to the per-phase peaks by ridge-regularised least
+//! squares on the estimator itself: each coefficient's effect on each phase
+//! is the estimate's own finite difference, the residuals are relative to
+//! the measured peaks, and a coefficient the run does not exercise (no
+//! workers, no evaluation) has no effect and keeps its value. Pure: no I/O.
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::estimate::{Coefficients, estimate};
+use crate::probe::phases::PhaseRow;
+use crate::probe::report::{ProbeReport, job_of};
+use crate::spec::Job;
+
+/// A coefficient the fit may move: its name, and how to read and set it.
+struct Knob {
+    name: &'static str,
+    get: fn(&Coefficients) -> f64,
+    set: fn(&mut Coefficients, f64),
+}
+
+macro_rules! knob {
+    ($f:ident, u64) => {
+        Knob {
+            name: stringify!($f),
+            get: |c| c.$f as f64,
+            set: |c, v| c.$f = v.max(0.0).round() as u64,
+        }
+    };
+    ($f:ident, f64) => {
+        Knob {
+            name: stringify!($f),
+            get: |c| c.$f,
+            set: |c, v| c.$f = v.max(0.0),
+        }
+    };
+}
+
+fn knobs() -> [Knob; 10] {
+    [
+        knob!(build_heap_retained, f64),
+        knob!(worker_private_bytes, u64),
+        knob!(idle_worker_private_bytes, u64),
+        knob!(sampler_bytes_per_node, u64),
+        knob!(cpu_heap_small_tensors, f64),
+        knob!(cpu_heap_large_tensors, f64),
+        knob!(cpu_heap_small_eval_forked, f64),
+        knob!(cpu_heap_large_eval_forked, f64),
+        knob!(cpu_heap_small_shared, f64),
+        knob!(cpu_heap_large_shared, f64),
+    ]
+}
+
+/// A 100 % change of a coefficient costs as much as a 1 % phase error: the
+/// run decides wherever it can, the prior only where it cannot.
+const RIDGE: f64 = 1e-4;
+
+/// One coefficient the fit changed.
+#[derive(Debug, Clone, Serialize)]
+pub struct Moved {
+    /// Its name.
+    pub name: String,
+    /// Before.
+    pub from: f64,
+    /// After.
+    pub to: f64,
+}
+
+/// The fit and the phases before and after it.
+#[derive(Debug, Clone, Serialize)]
+pub struct FromRun {
+    /// The coefficients to write.
+    pub coefficients: Coefficients,
+    /// What moved.
+    pub moved: Vec<Moved>,
+    /// Predicted against measured with the coefficients the fit started from.
+    pub before: Vec<PhaseRow>,
+    /// The same with the fitted coefficients.
+    pub after: Vec<PhaseRow>,
+}
+
+fn phase_bytes(job: &Job, c: &Coefficients) -> Vec<(&'static str, f64)> {
+    estimate(job, &job.settings, c)
+        .phases
+        .iter()
+        .map(|p| (p.phase.as_str(), p.host_bytes as f64))
+        .collect()
+}
+
+fn rows(job: &Job, c: &Coefficients, measured: &[PhaseRow]) -> Vec<PhaseRow> {
+    phase_bytes(job, c)
+        .into_iter()
+        .filter_map(|(name, p)| {
+            let m = measured.iter().find(|r| r.phase == name)?;
+            Some(PhaseRow {
+                predicted_bytes: p as u64,
+                rel_error: m.measured_bytes.map(|m| (p - m as f64) / m.max(1) as f64),
+                ..m.clone()
+            })
+        })
+        .collect()
+}
+
+/// Fits `base` to the run `r`; `provenance` says where the figures came from.
+pub fn fit_from(r: &ProbeReport, base: &Coefficients, provenance: &str) -> Result<FromRun> {
+    let job = job_of(&r.observed)?;
+    let measured: Vec<(usize, f64)> = r
+        .phases
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| Some((i, p.measured_bytes? as f64)))
+        .filter(|&(_, m)| m > 0.0)
+        .collect();
+    if measured.is_empty() {
+        return Err(Error::bad("the probed run has no sample inside any phase"));
+    }
+    let mut c = base.clone();
+    if let Some(m) = r.observed.runtime_mem {
+        c.runtime_bytes = m.anon + m.shmem;
+        c.provenance.insert(
+            "runtime_bytes".into(),
+            format!("measured: the main process's RssAnon + RssShmem once torch_geometric was imported, {provenance}"),
+        );
+    }
+    measure_directly(r, &job, &mut c, provenance);
+    let start = phase_bytes(&job, &c);
+    // What was read directly is not fitted again.
+    let direct: Vec<&str> = c
+        .provenance
+        .iter()
+        .filter(|(_, v)| v.starts_with("measured:"))
+        .map(|(k, _)| k.as_str())
+        .collect();
+    let ks: Vec<Knob> = knobs()
+        .into_iter()
+        .filter(|k| !direct.contains(&k.name))
+        .collect();
+    // Sensitivity of each measured phase (relative) to a step of each knob
+    // the size of its prior scale.
+    // A coefficient whose default is 0 (nothing kept) moves in units of 1.
+    let scale: Vec<f64> = ks
+        .iter()
+        .map(|k| match (k.get)(base).abs() {
+            0.0 => 1.0,
+            v => v,
+        })
+        .collect();
+    let mut a = vec![vec![0.0; ks.len()]; measured.len()];
+    for (j, k) in ks.iter().enumerate() {
+        let mut moved = c.clone();
+        (k.set)(&mut moved, (k.get)(&c) + scale[j]);
+        let after = phase_bytes(&job, &moved);
+        for (row, &(i, m)) in measured.iter().enumerate() {
+            a[row][j] = (after[i].1 - start[i].1) / m;
+        }
+    }
+    let b: Vec<f64> = measured
+        .iter()
+        .map(|&(i, m)| (m - start[i].1) / m)
+        .collect();
+    let step = ridge_solve(&a, &b, RIDGE);
+    let mut moved = Vec::new();
+    for (j, k) in ks.iter().enumerate() {
+        if step[j].abs() < 1e-6 {
+            continue;
+        }
+        let from = (k.get)(&c);
+        (k.set)(&mut c, from + step[j] * scale[j]);
+        let to = (k.get)(&c);
+        if to != from {
+            c.provenance.insert(
+                k.name.into(),
+                format!("fitted to the per-phase peaks, {provenance}"),
+            );
+            moved.push(Moved {
+                name: k.name.into(),
+                from,
+                to,
+            });
+        }
+    }
+    c.source = format!("calibrate --from ({provenance})");
+    Ok(FromRun {
+        before: rows(&job, base, &r.phases),
+        after: rows(&job, &c, &r.phases),
+        coefficients: c,
+        moved,
+    })
+}
+
+/// The coefficient the probe reads directly: what glibc kept of the CSC
+/// builds, from the main process's memory as training starts above the
+/// runtime and the data. Worker pages are not read from the workers' USS:
+/// pages the workers of one loader share with each other but no longer with
+/// the main process (it rewrote its copy after the fork) are in no process's
+/// USS, yet the cgroup charges them; they are fitted with the rest.
+fn measure_directly(r: &ProbeReport, job: &Job, c: &mut Coefficients, provenance: &str) {
+    let o = &r.observed;
+    let set = |c: &mut Coefficients, name: &str, what: &str| {
+        c.provenance
+            .insert(name.into(), format!("measured: {what}, {provenance}"));
+    };
+    if let Some(m) = o.first_pass_mem {
+        // The build phase's moment without what is kept and without its
+        // transient: the runtime, the data and the CSCs, all in the main
+        // process (the CSCs in its shared memory when workers share them).
+        c.build_heap_retained = 0.0;
+        let est = estimate(job, &job.settings, c);
+        let extra = est.dataset.csc_build_extra;
+        let built = est
+            .phases
+            .iter()
+            .find(|p| p.phase.as_str() == "build_loaders");
+        if let (Some(b), true) = (built, extra > 0) {
+            let expected = b.host_bytes.saturating_sub(extra);
+            c.build_heap_retained =
+                (m.anon + m.shmem).saturating_sub(expected) as f64 / extra as f64;
+            set(
+                c,
+                "build_heap_retained",
+                "the main process's anon + shmem as training starts, less the runtime, the data and the CSCs, over the CSC build transient",
+            );
+        }
+    }
+}
+
+/// Solves (AᵀA + λI) x = Aᵀb by Gaussian elimination with partial pivoting.
+fn ridge_solve(a: &[Vec<f64>], b: &[f64], lambda: f64) -> Vec<f64> {
+    let n = a.first().map_or(0, Vec::len);
+    let mut m = vec![vec![0.0; n + 1]; n];
+    for i in 0..n {
+        for j in 0..n {
+            m[i][j] =
+                a.iter().map(|r| r[i] * r[j]).sum::<f64>() + if i == j { lambda } else { 0.0 };
+        }
+        m[i][n] = a.iter().zip(b).map(|(r, y)| r[i] * y).sum();
+    }
+    for col in 0..n {
+        let piv = (col..n)
+            .max_by(|&x, &y| m[x][col].abs().total_cmp(&m[y][col].abs()))
+            .unwrap_or(col);
+        m.swap(col, piv);
+        let d = m[col][col];
+        if d.abs() < 1e-300 {
+            continue;
+        }
+        let pivot = m[col].clone();
+        for (r, row) in m.iter_mut().enumerate() {
+            if r != col {
+                let f = row[col] / d;
+                for (x, p) in row.iter_mut().zip(&pivot).skip(col) {
+                    *x -= f * p;
+                }
+            }
+        }
+    }
+    (0..n)
+        .map(|i| {
+            if m[i][i].abs() < 1e-300 {
+                0.0
+            } else {
+                m[i][n] / m[i][i]
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ridge_recovers_an_exercised_coefficient_and_leaves_the_rest() {
+        // Two phases; knob 0 moves both, knob 1 neither (not exercised).
+        let a = vec![vec![0.1, 0.0], vec![0.2, 0.0]];
+        let b = vec![0.05, 0.10];
+        let x = ridge_solve(&a, &b, RIDGE);
+        assert!((x[0] - 0.5).abs() < 0.01, "{x:?}");
+        assert_eq!(x[1], 0.0);
+    }
+}

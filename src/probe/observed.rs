@@ -1,0 +1,426 @@
+//! What the probe saw, as a job spec in the ordinary schema (so `plan` takes
+//! it as it is) with the fields it had to assume named, and the phase
+//! boundaries of the run: load until the first loader is built, building
+//! until the first pass, then train passes and everything else (evaluation
+//! passes, on-demand loaders) as evaluate.
+
+use serde_json::{Value, json};
+
+use super::events::{Event, Events, Mem};
+use crate::error::{Error, Result};
+use crate::spec::JobSpec;
+
+/// One time span of a phase, wall-clock seconds since the epoch.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Span {
+    /// `load`, `build_loaders`, `train` or `evaluate`.
+    pub phase: &'static str,
+    /// Start.
+    pub from: f64,
+    /// End.
+    pub to: f64,
+}
+
+/// The observed job.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Observed {
+    /// The job as a spec (JSON of `JobSpec`).
+    pub spec: Value,
+    /// Fields the probe could not see, with the value taken.
+    pub assumed: Vec<String>,
+    /// The phases in time order.
+    pub spans: Vec<Span>,
+    /// The main process's memory once torch (and PyG) were imported, before data.
+    pub runtime_mem: Option<Mem>,
+    /// Training passes seen (epochs).
+    pub epochs: u32,
+    /// Seconds the probe's own work took inside the job, and the seconds
+    /// from the interpreter's start to its exit (when it exited normally).
+    pub probe_seconds: Option<(f64, f64)>,
+    /// The main process's memory as the first training pass starts (the
+    /// data loaded, the loaders built, no batch yet).
+    pub first_pass_mem: Option<Mem>,
+    /// Private pages (USS) of each training loader worker, read at the
+    /// third batch of the first training passes.
+    pub train_worker_uss: Vec<u64>,
+    /// USS of workers of other loaders, idle then (persistent workers).
+    pub idle_worker_uss: Vec<u64>,
+}
+
+/// The USS of the `procs` events (of passes of `loader`, or of all), by role.
+fn worker_uss(ev: &Events, loader: Option<Option<u64>>, role: &str) -> Vec<u64> {
+    ev.events
+        .iter()
+        .filter(|e| e.ev == "procs" && loader.is_none_or(|l| e.u64("id") == l))
+        .filter_map(|e| e.fields.get("procs")?.as_array().cloned())
+        .flatten()
+        .filter(|p| p["role"] == role)
+        .filter_map(|p| Some(p["Private_Clean"].as_u64()? + p["Private_Dirty"].as_u64()?))
+        .collect()
+}
+
+fn loaders(ev: &Events) -> Vec<&Event> {
+    ev.events.iter().filter(|e| e.ev == "loader").collect()
+}
+
+fn first<'a>(ev: &'a Events, name: &str) -> Option<&'a Event> {
+    ev.events.iter().find(|e| e.ev == name)
+}
+
+/// Reads the job out of the events; an error when no loader was seen (the
+/// job never built one, or the probe was disabled before it did).
+pub fn observe(ev: &Events) -> Result<Observed> {
+    let all = loaders(ev);
+    let passes: Vec<&Event> = ev.events.iter().filter(|e| e.ev == "pass_start").collect();
+    // The training loader: shuffled, else the first iterated with gradients.
+    let train = all
+        .iter()
+        .find(|l| l.bool("shuffle") == Some(true))
+        .or_else(|| {
+            let id = passes
+                .iter()
+                .find(|p| p.bool("grad") == Some(true))?
+                .u64("id");
+            all.iter().find(|l| l.u64("id") == id)
+        })
+        .or(all.first())
+        .copied()
+        .ok_or_else(|| {
+            Error::bad("the probe saw no DataLoader or NeighborLoader being built".to_string())
+        })?;
+    let train_id = train.u64("id");
+    let evals: Vec<&Event> = all
+        .iter()
+        .filter(|l| l.u64("id") != train_id)
+        .copied()
+        .collect();
+    let first_pass = passes.first().map(|p| p.t);
+    let mut assumed = Vec::new();
+    let dataset = ev
+        .events
+        .iter()
+        .find(|e| e.ev == "dataset" && e.u64("data_id") == train.u64("data_id"));
+    let spec = json!({
+        "name": "observed",
+        "dataset": dataset_json(dataset, train, evals.as_slice(), ev, &mut assumed)?,
+        "model": model_json(ev, &mut assumed),
+        "loader": loader_json(train, &evals, first_pass, &passes, &mut assumed),
+        "load": {"to_undirected": first(ev, "to_undirected").is_some()},
+        "device": device(ev, &mut assumed),
+        "epochs": passes
+            .iter()
+            .filter(|p| p.u64("id") == train_id && p.bool("grad") != Some(false))
+            .count()
+            .max(1),
+    });
+    if train.bool("is_sorted") == Some(true) {
+        assumed.push("load.sort_edges: false (is_sorted: edge_index taken as stored sorted, not sorted by the script)".into());
+    }
+    // The spec must be one plan reads.
+    serde_json::from_value::<JobSpec>(spec.clone())
+        .map_err(|e| Error::Internal(format!("observed job spec: {e}")))?;
+    let runtime = ev
+        .events
+        .iter()
+        .filter(|e| e.ev == "import")
+        .find(|e| e.str("name") == Some("torch_geometric"))
+        .or_else(|| first(ev, "import"));
+    let probe_seconds = match (first(ev, "start"), first(ev, "exit")) {
+        (Some(s), Some(x)) => x
+            .fields
+            .get("probe_s")
+            .and_then(Value::as_f64)
+            .map(|p| (p, x.t - s.t)),
+        _ => None,
+    };
+    let train_pass = passes
+        .iter()
+        .find(|p| p.u64("id") == train_id && p.bool("grad") != Some(false));
+    Ok(Observed {
+        first_pass_mem: train_pass.map(|p| p.mem),
+        train_worker_uss: worker_uss(ev, Some(train_id), "worker"),
+        idle_worker_uss: worker_uss(ev, None, "other"),
+        probe_seconds,
+        epochs: spec["epochs"].as_u64().unwrap_or(1) as u32,
+        spec,
+        assumed,
+        spans: spans(ev, train_id, runtime.map(|e| e.t)),
+        runtime_mem: runtime.map(|e| e.mem),
+    })
+}
+
+fn dataset_json(
+    d: Option<&Event>,
+    train: &Event,
+    evals: &[&Event],
+    ev: &Events,
+    assumed: &mut Vec<String>,
+) -> Result<Value> {
+    let d = d.ok_or_else(|| {
+        Error::bad("the probe saw loaders but not the graph they sample (not a PyG loader?)")
+    })?;
+    let nodes = d.u64("num_nodes").unwrap_or(0);
+    let sampled = d.u64("csc_edges").or(d.u64("num_edges")).unwrap_or(0);
+    let x = d.u64s("x_shape").unwrap_or_default();
+    let undirected = first(ev, "to_undirected");
+    let seeds = |l: &Event| l.u64("seeds").or(l.u64("input_nodes")).unwrap_or(0);
+    let classes = ev
+        .events
+        .iter()
+        .rfind(|e| e.ev == "conv")
+        .and_then(|c| c.u64("out_channels"));
+    if classes.is_none() {
+        assumed.push("dataset.classes: 2 (no convolution seen)".into());
+    }
+    let mut out = json!({
+        "name": "observed",
+        "nodes": nodes,
+        // The stored edges: before to_undirected when the script ran it.
+        "edges": undirected.and_then(|u| u.u64("edges_in")).unwrap_or(sampled),
+        "undirected": false,
+        "features": x.get(1).copied().unwrap_or(0),
+        "feature_dtype": d.str("x_dtype").unwrap_or("float32"),
+        "classes": classes.unwrap_or(2),
+        "label_dtype": d.str("y_dtype").unwrap_or("int64"),
+        "splits": {
+            "train": seeds(train),
+            "valid": evals.first().map(|l| seeds(l)).unwrap_or(0),
+            "test": evals.get(1).map(|l| seeds(l)).unwrap_or(0),
+        },
+    });
+    if let Some(u) = undirected.and_then(|u| u.u64("edges_out")) {
+        out["undirected_edges"] = u.into();
+    }
+    if let Some(h) = d.histogram() {
+        out["degree_histogram"] = serde_json::to_value(h)
+            .map_err(|e| Error::Internal(format!("degree histogram: {e}")))?;
+    }
+    Ok(out)
+}
+
+fn model_json(ev: &Events, assumed: &mut Vec<String>) -> Value {
+    let convs: Vec<&Event> = ev.events.iter().filter(|e| e.ev == "conv").collect();
+    let conv = match convs.first().and_then(|c| c.str("cls")) {
+        Some("GCNConv") => "gcn",
+        Some("GATConv" | "GATv2Conv") => "gat",
+        Some("GINConv" | "GINEConv") => "gin",
+        Some("SAGEConv") => "sage",
+        other => {
+            assumed.push(format!(
+                "model.conv: sage ({} seen)",
+                other.unwrap_or("no convolution")
+            ));
+            "sage"
+        }
+    };
+    let heads = convs.first().and_then(|c| c.u64("heads")).unwrap_or(1);
+    // headroom's hidden is per head, as a GATConv's out_channels is.
+    let hidden = convs
+        .first()
+        .and_then(|c| c.u64("out_channels"))
+        .unwrap_or(256);
+    let optimizer = match first(ev, "optimizer").and_then(|o| o.str("cls")) {
+        Some("SGD") => "sgd",
+        Some("AdamW") => "adamw",
+        Some("Adam") => "adam",
+        other => {
+            assumed.push(format!(
+                "model.optimizer: adam ({})",
+                other.unwrap_or("none seen")
+            ));
+            "adam"
+        }
+    };
+    let mut m = json!({
+        "conv": conv, "layers": convs.len().max(1), "hidden": hidden,
+        "heads": heads, "optimizer": optimizer,
+    });
+    match first(ev, "model").and_then(|e| e.fields.get("dropout")?.as_f64()) {
+        Some(p) => m["dropout"] = p.into(),
+        None => assumed.push("model.dropout: kept masks assumed (not a PyG BasicGNN)".into()),
+    }
+    m
+}
+
+fn loader_json(
+    train: &Event,
+    evals: &[&Event],
+    first_pass: Option<f64>,
+    passes: &[&Event],
+    assumed: &mut Vec<String>,
+) -> Value {
+    let fanout: Vec<i64> = train
+        .fields
+        .get("num_neighbors")
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+        .unwrap_or_default();
+    let eval_loaders = match (evals.first(), first_pass) {
+        (None, _) => "none",
+        (Some(e), Some(p)) if e.t > p => "on_demand",
+        _ => "resident",
+    };
+    let workers = train.u64("num_workers").unwrap_or(0);
+    let sampler = train.u64("sampler_id");
+    let mut l = json!({
+        "batch_size": train.u64("batch_size").unwrap_or(1),
+        "fanout": fanout,
+        "num_workers": workers,
+        "persistent_workers": train.bool("persistent_workers").unwrap_or(false),
+        "prefetch_factor": train.u64("prefetch_factor").unwrap_or(2),
+        "pin_memory": train.bool("pin_memory").unwrap_or(false),
+        "eval_loaders": eval_loaders,
+        "is_sorted": train.bool("is_sorted").unwrap_or(false),
+        "shared_sampler": !evals.is_empty() && evals.iter().all(|e| e.u64("sampler_id") == sampler),
+        "evaluate_train": passes.iter().any(|p| p.u64("id") == train.u64("id") && p.bool("grad") == Some(false)),
+    });
+    if let Some(e) = evals.first() {
+        if e.u64("batch_size") != train.u64("batch_size") {
+            l["eval_batch_size"] = e.u64("batch_size").into();
+        }
+        if e.u64("num_workers") != Some(workers) {
+            l["eval_num_workers"] = e.u64("num_workers").into();
+        }
+    }
+    if eval_loaders == "on_demand" {
+        assumed.push("loader.gc_collect: false (a deleted loader is taken to linger until the next collection)".into());
+    }
+    l
+}
+
+fn device(ev: &Events, assumed: &mut Vec<String>) -> &'static str {
+    match first(ev, "optimizer").and_then(|o| o.str("device")) {
+        Some(d) if d.starts_with("cuda") => "cuda",
+        Some(_) => "cpu",
+        None => {
+            assumed.push("device: cpu (no optimizer seen)".into());
+            "cpu"
+        }
+    }
+}
+
+/// Phase spans: load from the imports to the first loader, building to the
+/// first pass, then the train loader's passes as train and the rest as evaluate.
+fn spans(ev: &Events, train_id: Option<u64>, runtime: Option<f64>) -> Vec<Span> {
+    let start = runtime.or(ev.events.first().map(|e| e.t)).unwrap_or(0.0);
+    let end = ev.events.last().map(|e| e.t).unwrap_or(start);
+    let built = first(ev, "loader_start").map(|e| e.t).unwrap_or(end);
+    let first_pass = first(ev, "pass_start").map(|e| e.t).unwrap_or(end);
+    let mut out = vec![
+        Span {
+            phase: "load",
+            from: start,
+            to: built,
+        },
+        Span {
+            phase: "build_loaders",
+            from: built,
+            to: first_pass,
+        },
+    ];
+    let mut at = first_pass;
+    let mut open: Option<f64> = None;
+    for e in ev
+        .events
+        .iter()
+        .filter(|e| e.u64("id") == train_id && train_id.is_some())
+    {
+        match (e.ev.as_str(), open) {
+            ("pass_start", None) if e.bool("grad") != Some(false) => {
+                out.push(Span {
+                    phase: "evaluate",
+                    from: at,
+                    to: e.t,
+                });
+                open = Some(e.t);
+            }
+            ("pass_end", Some(from)) => {
+                out.push(Span {
+                    phase: "train",
+                    from,
+                    to: e.t,
+                });
+                at = e.t;
+                open = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(from) = open {
+        out.push(Span {
+            phase: "train",
+            from,
+            to: end,
+        });
+    } else {
+        out.push(Span {
+            phase: "evaluate",
+            from: at,
+            to: end,
+        });
+    }
+    out.retain(|s| s.to > s.from);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::events::parse;
+
+    /// A job that builds its evaluation loader only while evaluating,
+    /// evaluates the train loader too, and trains with SGD on a GCN.
+    const EVENTS: &str = r#"{"ev":"start","t":10,"pid":5,"argv":["t.py"]}
+{"ev":"import","t":11,"pid":5,"name":"torch_geometric","mem":{"RssAnon":419430400}}
+{"ev":"loader_start","t":12,"pid":5,"id":1}
+{"ev":"dataset","t":13,"pid":5,"data_id":9,"num_nodes":1000,"num_edges":8000,"csc_edges":8000,"x_shape":[1000,16],"x_dtype":"float16","y_dtype":"int64"}
+{"ev":"loader","t":13,"pid":5,"id":1,"batch_size":64,"num_workers":0,"shuffle":true,"num_neighbors":[5,5],"is_sorted":false,"sampler_id":3,"seeds":600,"data_id":9}
+{"ev":"conv","t":14,"pid":5,"cls":"GCNConv","in_channels":16,"out_channels":32}
+{"ev":"conv","t":14,"pid":5,"cls":"GCNConv","in_channels":32,"out_channels":7}
+{"ev":"optimizer","t":14,"pid":5,"cls":"SGD","device":"cpu"}
+{"ev":"pass_start","t":15,"pid":5,"id":1,"grad":true}
+{"ev":"pass_end","t":20,"pid":5,"id":1,"batches":10}
+{"ev":"pass_start","t":21,"pid":5,"id":1,"grad":false}
+{"ev":"pass_end","t":22,"pid":5,"id":1,"batches":10}
+{"ev":"loader_start","t":22.5,"pid":5,"id":2}
+{"ev":"loader","t":23,"pid":5,"id":2,"batch_size":128,"num_workers":0,"shuffle":false,"num_neighbors":[5,5],"sampler_id":4,"seeds":200,"data_id":9}
+{"ev":"pass_start","t":23,"pid":5,"id":2,"grad":false}
+{"ev":"pass_end","t":24,"pid":5,"id":2,"batches":2}
+{"ev":"exit","t":25,"pid":5,"probe_s":0.05}
+"#;
+
+    #[test]
+    fn the_events_become_the_job_and_its_phases() {
+        let o = observe(&parse(EVENTS)).unwrap();
+        let s = &o.spec;
+        assert_eq!(s["loader"]["eval_loaders"], "on_demand");
+        assert_eq!(s["loader"]["evaluate_train"], true);
+        assert_eq!(s["loader"]["eval_batch_size"], 128);
+        assert_eq!(s["model"]["conv"], "gcn");
+        assert_eq!(s["model"]["optimizer"], "sgd");
+        assert_eq!(s["dataset"]["classes"], 7);
+        assert_eq!(s["dataset"]["feature_dtype"], "float16");
+        assert_eq!(s["dataset"]["splits"]["train"], 600);
+        assert_eq!(s["epochs"], 1);
+        // Dropout was not seen (not a BasicGNN), nor is gc.collect().
+        assert_eq!(o.assumed.len(), 2, "{:?}", o.assumed);
+        assert_eq!(o.runtime_mem.map(|m| m.anon), Some(419_430_400));
+        assert_eq!(o.probe_seconds, Some((0.05, 15.0)));
+        let phases: Vec<(&str, f64, f64)> =
+            o.spans.iter().map(|s| (s.phase, s.from, s.to)).collect();
+        assert_eq!(
+            phases,
+            [
+                ("load", 11.0, 12.0),
+                ("build_loaders", 12.0, 15.0),
+                ("train", 15.0, 20.0),
+                ("evaluate", 20.0, 25.0)
+            ]
+        );
+    }
+
+    #[test]
+    fn no_loader_is_an_error_naming_it() {
+        let e = observe(&parse(r#"{"ev":"start","t":1,"pid":5}"#)).unwrap_err();
+        assert!(e.to_string().contains("no DataLoader"), "{e}");
+    }
+}
