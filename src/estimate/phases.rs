@@ -216,6 +216,12 @@ pub fn estimate_with(
     b.add("model on the host (CPU training)", model_host);
     b.add("heap kept by glibc (CPU training)", heap.train);
     b.add("heap kept from the CSC builds (glibc)", build_kept);
+    add_csc(
+        &mut b,
+        "deleted eval loaders' CSCs (not yet collected)",
+        w > 0,
+        lingering_eval_loaders(job, settings, job.epochs.saturating_sub(1)) * csc,
+    );
     phases.push(b.finish(
         Phase::Train,
         "the largest training batch in flight",
@@ -299,4 +305,17 @@ fn gpu_components(
         );
     }
     (train, eval)
+}
+
+/// On-demand evaluation loaders deleted but still alive after `epochs`
+/// whole epochs: a NeighborLoader refers to itself through its bound
+/// collate_fn, so `del loader` leaves it to the cyclic collector, whose
+/// oldest generation rarely runs in a training loop (real runs of 4 epochs
+/// kept every one: benches/pyg, README "Probing your own job"). None with
+/// gc.collect() after the del, or on a shared sampler (no CSC of their own).
+pub(super) fn lingering_eval_loaders(job: &Job, settings: &Settings, epochs: u32) -> f64 {
+    if settings.eval_loaders != EvalLoaders::OnDemand || job.gc_collect || settings.shared_sampler {
+        return 0.0;
+    }
+    2.0 * f64::from(epochs)
 }

@@ -69,6 +69,16 @@ pub fn assumptions(job: &Job) -> Vec<String> {
         if job.load.to_undirected && !d.undirected && d.undirected_edges.is_none() {
             out.push("to_undirected keeps all 2E edges (no undirected_edges given: duplicates would make it fewer)".into());
         }
+        let s = &job.settings;
+        if s.eval_loaders == crate::spec::EvalLoaders::OnDemand
+            && !job.gc_collect
+            && !s.shared_sampler
+        {
+            out.push(format!(
+                "on-demand evaluation loaders are deleted without gc.collect(): each stays alive with its CSC for the rest of the run (CPython's oldest generation is not collected in a training loop), {} of them by the last epoch; gc_collect: true in the job spec if the script calls gc.collect() after del",
+                2 * job.epochs.saturating_sub(1) + 1
+            ));
+        }
     }
     out
 }

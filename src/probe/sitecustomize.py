@@ -254,8 +254,10 @@ def _loader_after(self, args, kwargs):
     _emit("loader", **ev)
 
 
+# smaps_rollup walks a process's page tables (tens of ms for a large one,
+# while training waits): read once in the first two loaders' first passes.
 _PROCS_AT_BATCH = 3
-_passes = {}
+_procs_read = set()
 
 
 def _children():
@@ -307,7 +309,8 @@ class _Batches:
         self._n += 1
         if self._n <= _BATCHES_KEPT and _on:
             _safe(self._size, b)
-            if self._n == _PROCS_AT_BATCH and _passes.get(self._lid, 0) <= 2:
+            if self._n == _PROCS_AT_BATCH and len(_procs_read) < 2 and self._lid not in _procs_read:
+                _procs_read.add(self._lid)
                 _safe(self._procs)
         return b
 
@@ -340,7 +343,6 @@ def _patch_dataloader(mod):
         it = orig(self)
         if not _on or os.getpid() != _PID:
             return it
-        _passes[id(self)] = _passes.get(id(self), 0) + 1
         _safe(lambda: _emit("pass_start", id=id(self), grad=torch.is_grad_enabled()))
         return _Batches(it, id(self))
 

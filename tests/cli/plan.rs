@@ -42,7 +42,8 @@ fn on_demand_eval_loaders_move_the_peak_to_building_one() {
     // an evaluation loader while the deleted one (never collected: a
     // NeighborLoader refers to itself) still holds its CSC: three CSCs and
     // a sort, as many as three resident loaders.
-    let r = plan_json(&["seed-003-eval-peak"]);
+    // Its first epoch (where the real job died):
+    let r = plan_json(&["seed-003-eval-peak", "--epochs", "1"]);
     let usable = (128.0 * 0.9 * GIB as f64) as u64;
     assert!(phase(&r, "train")["host_bytes"].as_u64().unwrap() < usable);
     assert_eq!(r["peak_phase"], "evaluate");
@@ -67,11 +68,24 @@ fn on_demand_eval_loaders_move_the_peak_to_building_one() {
         "{eval_bytes} vs {three}"
     );
     // With gc.collect() after each `del`, one CSC fewer.
-    let collected = plan_json(&["seed-003-eval-peak", "--gc-collect"]);
+    let collected = plan_json(&["seed-003-eval-peak", "--epochs", "1", "--gc-collect"]);
     let csc = 888_479_656 + 2 * 12_925_486_976u64;
     assert_eq!(
         phase(&collected, "evaluate")["host_bytes"].as_u64(),
         Some(eval_bytes - csc)
+    );
+    // Over the spec's 100 epochs the deleted loaders are never collected
+    // (a real 4-epoch run kept all eight): two more CSCs an epoch, and the
+    // plan says what it assumed.
+    let run = plan_json(&["seed-003-eval-peak"]);
+    assert_eq!(
+        phase(&run, "evaluate")["host_bytes"].as_u64(),
+        Some(eval_bytes + 2 * 99 * csc)
+    );
+    let assumed = run["assumptions"].to_string();
+    assert!(
+        assumed.contains("199 of them by the last epoch"),
+        "{assumed}"
     );
 }
 
