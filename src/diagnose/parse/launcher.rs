@@ -10,7 +10,9 @@
 //!   Signal 9 (SIGKILL) received by PID 14750`.
 //! - `Received 15 death signal, shutting down workers`: the agent itself was
 //!   sent a signal (SIGTERM from Slurm at the time limit, Ctrl-C, a kill).
-//! - any other `exitcode=-9` a process pool reports for a child.
+//! - any other `exitcode=-9` a process pool reports for a child, and
+//!   DeepSpeed's launcher: `[launch.py:325:sigkill_handler] exits with return
+//!   code = -9`.
 
 use std::sync::LazyLock;
 
@@ -32,7 +34,7 @@ struct Patterns {
 static RE: LazyLock<Patterns> = LazyLock::new(|| {
     let r = |p: &str| Regex::new(p).expect("static regex");
     Patterns {
-        exit: r(r"exitcode\s*[:=]\s*(-?[0-9]+)"),
+        exit: r(r"(?:exitcode\s*[:=]|exits with return code =)\s*(-?[0-9]+)"),
         local_rank: r(r"local_rank:\s*([0-9]+)"),
         table_rank: r(r"^\s*rank\s*:\s*([0-9]+)\s*\(local_rank:\s*([0-9]+)\)"),
         signal: r(r"Signal ([0-9]+) \((SIG[A-Z]+)\) received by PID ([0-9]+)"),

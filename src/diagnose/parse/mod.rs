@@ -71,6 +71,7 @@ pub const TRIGGERS: &[&str] = &[
     "PIPESTATUS",
     "Error 141",
     "first observed failure",
+    "return code =",
 ];
 
 /// Where parsers put what they find.
@@ -151,3 +152,6 @@ impl LineParsers {
         self.sacct.finish();
     }
 }
+
+#[cfg(test)]
+mod tests;
