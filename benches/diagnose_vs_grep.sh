@@ -3,6 +3,8 @@
 # `grep -c -E` with the same trigger words (src/diagnose/parse/mod.rs TRIGGERS).
 #
 # Usage: benches/diagnose_vs_grep.sh [SIZE_MIB ...]   (default: 100 1024)
+# HEADROOM_BASELINE_BIN=path also times an older build on the same log, so a
+# change's cost is read from one run (same machine load, same page cache).
 # Prints, per size: best-of-3 wall time of both (ns clock, shown in ms), the
 # ratio grep/diagnose (>= 1.00 means diagnose is at least as fast), and the
 # peak RSS of diagnose from /usr/bin/time -v. The log is training progress
@@ -65,6 +67,12 @@ for mib in "${sizes[@]}"; do
   d=$(best_ms "$bin" diagnose "$log" --format json)
   verdict=$("$bin" diagnose "$log" --format json | grep -m1 '"category"' | tr -d ' ,')
   rss=$(/usr/bin/time -v "$bin" diagnose "$log" --format json 2>&1 >/dev/null | awk -F': ' '/Maximum resident/ {print $2}')
+  if [ -n "${HEADROOM_BASELINE_BIN:-}" ]; then
+    b=$(best_ms "$HEADROOM_BASELINE_BIN" diagnose "$log" --format json)
+    brss=$(/usr/bin/time -v "$HEADROOM_BASELINE_BIN" diagnose "$log" --format json 2>&1 >/dev/null | awk -F': ' '/Maximum resident/ {print $2}')
+    bratio=$(awk -v g="$g" -v d="$b" 'BEGIN { printf "%.2f", (d > 0 ? g / d : 0) }')
+    printf '%5d MiB: baseline diagnose %6d ms | ratio grep/baseline %s | baseline peak RSS %s KiB\n' "$mib" "$b" "$bratio" "$brss"
+  fi
   ratio=$(awk -v g="$g" -v d="$d" 'BEGIN { printf "%.2f", (d > 0 ? g / d : 0) }')
   printf '%5d MiB: grep -c -E %6d ms | diagnose %6d ms | ratio grep/diagnose %s | diagnose peak RSS %s KiB | %s\n' \
     "$mib" "$g" "$d" "$ratio" "$rss" "$verdict"

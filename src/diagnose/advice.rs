@@ -67,6 +67,30 @@ pub fn advise(
                 vec!["if it was memory: lower peak host RAM (workers, batch size, resident loaders) or raise --mem; confirm first".into()],
             )
         }
+        Category::HostOomRssSum => (
+            format!(
+                "Host RAM as Slurm's accounting counts it: jobacct_gather summed the RSS of every process in the job{} and killed it at the limit. Not a cgroup OOM: pages shared between processes (a dataset forked into DataLoader workers, /dev/shm batches) were counted once per process.",
+                match (b("slurm_measured_bytes"), b("slurm_limit_bytes")) {
+                    (Some(m), Some(l)) => format!(" ({m} > {l})"),
+                    _ => String::new(),
+                }
+            ),
+            vec![
+                "request --mem above the summed RSS (workers x shared dataset), or ask the admins for JobAcctGatherParams=UsePss (or NoShared), which counts shared pages once".into(),
+                "or share less per process: fewer DataLoader workers, num_workers=0 for eval loaders, no persistent_workers; `headroom plan --accounting rss_sum` sizes the job as this cluster counts it".into(),
+            ],
+        ),
+        Category::HostAllocFailed => (
+            format!(
+                "Host RAM: an allocation{} was refused and the process died of the error (no OOM killer involved): the machine's RAM plus swap or page file, or a ulimit, was exhausted.",
+                b("alloc_requested_bytes").map_or(String::new(), |r| format!(" of {r}"))
+            ),
+            vec![
+                "lower the peak host RAM: smaller batch, load or memory-map the dataset instead of copying it, fewer DataLoader workers".into(),
+                "on Windows enlarge the page file (the commit limit is RAM + page file); on Linux check `ulimit -v` and vm.overcommit_memory; or use a machine with more RAM".into(),
+            ],
+        ),
+        Category::CudaOomOtherProcess => cuda_advice::other_process(cuda),
         Category::CudaOomCapacity => cuda_advice::capacity(cuda, confidence),
         Category::CudaOomFragmentation => cuda_advice::fragmentation(cuda),
         Category::DataloaderWorkerKilled => {

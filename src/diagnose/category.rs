@@ -9,12 +9,21 @@ use serde::{Deserialize, Serialize};
 pub enum Category {
     /// Killed by a memory cgroup's OOM killer (Slurm, Kubernetes, systemd limits).
     HostOomCgroup,
-    /// Killed by the kernel's global OOM killer: the whole node ran out.
+    /// Killed by the kernel's global OOM killer, or evicted by the kubelet:
+    /// the whole node ran out.
     HostOomKernel,
+    /// Killed by Slurm's jobacct_gather polling: the summed RSS of the job's
+    /// processes passed its limit (shared pages counted once per process).
+    HostOomRssSum,
+    /// An allocation refused without a kill (`DefaultCPUAllocator: not enough
+    /// memory`, `MemoryError`, ENOMEM): the process died of the exception.
+    HostAllocFailed,
     /// CUDA out of memory: the tensors do not fit the card.
     CudaOomCapacity,
     /// CUDA out of memory although enough memory was reserved but unusable.
     CudaOomFragmentation,
+    /// CUDA out of memory because another process holds much of the card.
+    CudaOomOtherProcess,
     /// A DataLoader worker died (killed by a signal) and took the job with it.
     DataloaderWorkerKilled,
     /// /dev/shm too small: SIGBUS in a worker (exit 135).
@@ -41,8 +50,11 @@ impl Category {
         match self {
             Category::HostOomCgroup => "host_oom_cgroup",
             Category::HostOomKernel => "host_oom_kernel",
+            Category::HostOomRssSum => "host_oom_rss_sum",
+            Category::HostAllocFailed => "host_alloc_failed",
             Category::CudaOomCapacity => "cuda_oom_capacity",
             Category::CudaOomFragmentation => "cuda_oom_fragmentation",
+            Category::CudaOomOtherProcess => "cuda_oom_other_process",
             Category::DataloaderWorkerKilled => "dataloader_worker_killed",
             Category::ShmBusError => "shm_bus_error",
             Category::Sigpipe => "sigpipe",

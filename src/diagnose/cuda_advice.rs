@@ -124,6 +124,30 @@ pub fn fragmentation(cuda: Option<&CudaOom>) -> (String, Vec<String>) {
     )
 }
 
+/// Verdict and fix when another process holds much of the card.
+pub fn other_process(cuda: Option<&CudaOom>) -> (String, Vec<String>) {
+    let c = cuda.cloned().unwrap_or_default();
+    let gib = |v: Option<u64>| v.map_or("unknown".into(), fmt_bytes);
+    let own = c.process_in_use_bytes.or_else(|| {
+        c.allocated_bytes?
+            .checked_add(c.reserved_unallocated_bytes?)
+    });
+    (
+        format!(
+            "CUDA out of memory on GPU {} caused by another process: of its {} only {} is free, this process holds {}, so about {} belongs to other processes on the same card. The job itself did not outgrow the GPU.",
+            c.device.unwrap_or(0),
+            gib(c.total_bytes),
+            gib(c.free_bytes),
+            gib(own),
+            gib(c.held_by_others()),
+        ),
+        vec![
+            "run `nvidia-smi` on the node: find the other process (a previous run still alive, a notebook kernel, another user's job) and stop it".into(),
+            "give the job the card to itself: request it through the scheduler (--gres=gpu:1, --exclusive) instead of picking a device by hand, and set CUDA_VISIBLE_DEVICES to the one assigned".into(),
+        ],
+    )
+}
+
 /// The allocator setting that fights fragmentation in this PyTorch version.
 fn alloc_conf(format: CudaOomFormat) -> &'static str {
     match format {

@@ -14,6 +14,7 @@ pub mod cli;
 pub mod cuda_advice;
 pub mod evidence;
 pub mod exit;
+pub mod order;
 pub mod parse;
 pub mod report;
 pub mod scan;

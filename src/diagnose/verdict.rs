@@ -43,9 +43,11 @@ pub struct Facts {
 /// How fundamental a cause is, for breaking ties between equally strong ones.
 fn depth(c: Category) -> u8 {
     match c {
-        Category::HostOomCgroup => 12,
+        Category::HostOomCgroup | Category::HostOomRssSum => 12,
         Category::HostOomKernel => 11,
+        Category::CudaOomOtherProcess => 10,
         Category::CudaOomFragmentation | Category::CudaOomCapacity => 10,
+        Category::HostAllocFailed => 9,
         Category::ShmBusError => 9,
         Category::TimeLimit => 8,
         Category::Segfault => 7,
@@ -68,11 +70,18 @@ fn is_consequence(c: Category) -> bool {
 
 /// Two categories that are one event seen at two levels.
 fn same_family(a: Category, b: Category) -> bool {
-    let host = |c| matches!(c, Category::HostOomCgroup | Category::HostOomKernel);
+    let host = |c| {
+        matches!(
+            c,
+            Category::HostOomCgroup | Category::HostOomKernel | Category::HostOomRssSum
+        )
+    };
     let cuda = |c| {
         matches!(
             c,
-            Category::CudaOomCapacity | Category::CudaOomFragmentation
+            Category::CudaOomCapacity
+                | Category::CudaOomFragmentation
+                | Category::CudaOomOtherProcess
         )
     };
     a == b || (host(a) && host(b)) || (cuda(a) && cuda(b))
@@ -162,10 +171,13 @@ pub fn verdict_from_evidence(findings: Findings, facts: &Facts) -> Diagnosis {
         cuda_oom.as_ref(),
         exit.as_ref(),
     );
+    let mut verdict = advice.verdict;
+    verdict.extend(super::order::rank_sentence(&numbers));
+    verdict.extend(super::order::evidence_order(&items, category, &chain));
     Diagnosis {
         category,
         confidence,
-        verdict: advice.verdict,
+        verdict,
         confidence_reason: advice.confidence_reason,
         exit,
         chain,

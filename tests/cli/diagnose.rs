@@ -2,6 +2,7 @@
 //! hand-worked expectations (tests/fixtures/diagnose/expected.yaml), a cause
 //! buried in 100,000 lines, bad inputs, stdin, and a real cgroup OOM kill.
 
+mod real_corpus;
 mod real_oom;
 
 use std::io::Write;
@@ -281,4 +282,26 @@ fn seed_004_expandable_segments_what_if_is_worked_out() {
     assert_eq!(w["would_fit"], true);
     assert_eq!(w["usable_bytes"], 7_903_746_457u64);
     assert_eq!(w["margin_bytes"], 3_436_812_697i64);
+}
+
+#[test]
+fn competing_causes_are_listed_in_the_order_their_lines_appear() {
+    // The worker's death is printed before Slurm's proof of who killed it.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("slurm-9.out");
+    std::fs::write(
+        &path,
+        "RuntimeError: DataLoader worker (pid 4242) is killed by signal: Killed.\n\
+         slurmstepd: error: Detected 1 oom_kill event in StepId=9.batch. Some of the step tasks have been OOM Killed.\n",
+    )
+    .unwrap();
+    let got = diagnose_json(&[path.display().to_string()]);
+    assert_eq!(got["category"], "host_oom_cgroup");
+    let verdict = got["verdict"].as_str().unwrap();
+    let worker = verdict
+        .find("dataloader_worker_killed (")
+        .expect("worker listed");
+    let slurm = verdict.find("host_oom_cgroup (").expect("slurm listed");
+    assert!(worker < slurm, "order of appearance: {verdict}");
+    assert!(verdict.contains("slurm-9.out:1") && verdict.contains("slurm-9.out:2"));
 }

@@ -1,6 +1,6 @@
-//! Slurm accounting: `sacct -P` tables (any column order, found by header)
-//! and `seff` reports. States such as OUT_OF_MEMORY and TIMEOUT are proof;
-//! ExitCode is Slurm's `exit:signal`; MaxRSS and ReqMem are the numbers.
+//! Slurm accounting: what its states prove, its sizes, and `seff` reports
+//! (sacct's tables are read in [`super::sacct`]). States such as
+//! OUT_OF_MEMORY and TIMEOUT are proof; MaxRSS and ReqMem are the numbers.
 //!
 //! sacct prints sizes with binary suffixes (`263G`, `1234K`); ReqMem may end
 //! in `n` (per node) or `c` (per CPU). seff prints "GB" but divides by 1024,
@@ -11,76 +11,27 @@ use crate::diagnose::category::{Category, Confidence};
 use crate::diagnose::evidence::{Evidence, Location};
 use crate::diagnose::exit::ExitStatus;
 
-/// Column positions of a `sacct -P` header.
-#[derive(Debug, Default, Clone)]
-pub struct SacctTable {
-    state: Option<usize>,
-    exit_code: Option<usize>,
-    max_rss: Option<usize>,
-    req_mem: Option<usize>,
-    job_id: Option<usize>,
-}
-
-impl SacctTable {
-    /// Reads a header line (`JobID|State|ExitCode|MaxRSS|ReqMem`), if it is one.
-    pub fn from_header(line: &str) -> Option<Self> {
-        if !line.contains('|') {
-            return None;
-        }
-        let mut t = SacctTable::default();
-        for (i, name) in line.trim().split('|').enumerate() {
-            match name.trim() {
-                "State" => t.state = Some(i),
-                "ExitCode" => t.exit_code = Some(i),
-                "MaxRSS" => t.max_rss = Some(i),
-                "ReqMem" => t.req_mem = Some(i),
-                "JobID" | "JobIDRaw" => t.job_id = Some(i),
-                _ => {}
-            }
-        }
-        (t.state.is_some() || t.exit_code.is_some()).then_some(t)
-    }
-
-    /// Reads one data row.
-    pub fn row(&self, at: &Location<'_>, line: &str, out: &mut Sink<'_>) {
-        let fields: Vec<&str> = line.trim().split('|').collect();
-        let get = |i: Option<usize>| i.and_then(|i| fields.get(i)).map(|s| s.trim());
-        let state = get(self.state).unwrap_or("");
-        let numbers = |ev: Evidence| {
-            ev.with("max_rss_bytes", get(self.max_rss).and_then(binary_size))
-                .with("req_mem_bytes", get(self.req_mem).and_then(binary_size))
-        };
-        if let Some((kind, cat, strength)) = state_meaning(state) {
-            out.push(numbers(Evidence::line(kind, cat, strength, at, line)));
-        } else if get(self.max_rss).is_some_and(|s| !s.is_empty()) {
-            out.push(numbers(Evidence::line(
-                "sacct_row",
-                Category::Unknown,
-                Confidence::Possible,
-                at,
-                line,
-            )));
-        }
-        // The allocation's own row (no `.batch`/`.0`) carries the job's status.
-        let is_job_row = get(self.job_id).is_none_or(|id| !id.contains('.'));
-        if let (true, Some(code)) = (is_job_row, get(self.exit_code))
-            && let Ok(status) = ExitStatus::parse(code)
-        {
-            out.exit_status(status, at, line);
-        }
-    }
-}
-
-/// What an accounting state proves.
-fn state_meaning(state: &str) -> Option<(&'static str, Category, Confidence)> {
+/// What an accounting state proves. sacct's default layout cuts a state to
+/// its column and marks the cut with `+` (`OUT_OF_ME+`), so a cut word is
+/// matched by its prefix.
+pub fn state_meaning(state: &str) -> Option<(&'static str, Category, Confidence)> {
     use Confidence::*;
     let word = state.split_whitespace().next().unwrap_or("");
-    Some(match word {
-        "OUT_OF_MEMORY" => ("sacct_out_of_memory", Category::HostOomCgroup, Certain),
-        "TIMEOUT" => ("sacct_timeout", Category::TimeLimit, Certain),
-        "PREEMPTED" => ("sacct_preempted", Category::TimeLimit, Certain),
-        "CANCELLED" => ("sacct_cancelled", Category::TimeLimit, Likely),
-        _ => return None,
+    let (word, cut) = match word.strip_suffix('+') {
+        Some(w) => (w, true),
+        None => (word, false),
+    };
+    let is = |full: &str| word == full || (cut && word.len() >= 6 && full.starts_with(word));
+    Some(if is("OUT_OF_MEMORY") {
+        ("sacct_out_of_memory", Category::HostOomCgroup, Certain)
+    } else if is("TIMEOUT") {
+        ("sacct_timeout", Category::TimeLimit, Certain)
+    } else if is("PREEMPTED") {
+        ("sacct_preempted", Category::TimeLimit, Certain)
+    } else if is("CANCELLED") {
+        ("sacct_cancelled", Category::TimeLimit, Likely)
+    } else {
+        return None;
     })
 }
 
@@ -113,13 +64,19 @@ pub fn binary_size(text: &str) -> Option<u64> {
 pub fn seff_line(at: &Location<'_>, line: &str, out: &mut Sink<'_>) {
     let t = line.trim();
     if let Some(rest) = t.strip_prefix("State: ") {
-        if let Some((kind, cat, strength)) = state_meaning(rest) {
+        let meaning = state_meaning(rest);
+        if let Some((kind, cat, strength)) = meaning {
             out.push(Evidence::line(kind, cat, strength, at, line));
         }
+        // seff prints only the exit half of Slurm's `exit:signal`: for a job
+        // the OOM handler or the time limit ended it is 0 and says nothing
+        // (`State: OUT_OF_MEMORY (exit code 0)`); only COMPLETED and FAILED
+        // jobs exited with the code shown.
         if let Some(code) = rest
             .split("(exit code ")
             .nth(1)
             .and_then(|s| s.strip_suffix(')'))
+            && meaning.is_none()
             && let Ok(status) = ExitStatus::parse(code)
         {
             out.exit_status(status, at, line);

@@ -57,12 +57,15 @@ pub enum CudaOomFormat {
     NoNumbers,
 }
 
+/// Least memory held by others that names another process as the cause.
+const OTHER_PROCESS_MIN: u64 = 1 << 30;
+
 const SIZE: &str = r"([0-9]+(?:\.[0-9]+)?) ?(bytes|B|KiB|MiB|GiB|TiB|KB|MB|GB|TB)\b";
 
 static RE: LazyLock<[Regex; 11]> = LazyLock::new(|| {
     let r = |p: &str| Regex::new(&p.replace("SIZE", SIZE)).expect("static regex");
     [
-        r(r"Tried to allocate SIZE"),
+        r(r"[Tt]ried to allocate SIZE"),
         r(r"GPU ([0-9]+)(?: has a total|;)"),
         r(r"total capac(?:i)?ty of SIZE"),
         r(r"of which SIZE is free"),
@@ -143,11 +146,35 @@ impl CudaOom {
             && self.reserved_unallocated_bytes.is_some()
     }
 
-    /// The issue's rule: fragmentation when the reserved-but-unallocated memory
-    /// is at least the request (the bytes exist, just not in one usable piece);
-    /// capacity otherwise. None when the message lacks the two numbers.
+    /// Memory on the card this process does not account for: total − free −
+    /// what the process holds ("this process has" when printed, else what the
+    /// allocator reserved), CUDA context included. None without the numbers.
+    pub fn held_by_others(&self) -> Option<u64> {
+        let own = self.process_in_use_bytes.or_else(|| {
+            self.allocated_bytes?
+                .checked_add(self.reserved_unallocated_bytes?)
+        })?;
+        Some(
+            self.total_bytes?
+                .saturating_sub(self.free_bytes?)
+                .saturating_sub(own),
+        )
+    }
+
+    /// The rules, in order: another process when the memory this process
+    /// cannot account for is over a third of the card and over 1 GiB (a CUDA
+    /// context is 0.3–1 GiB, a display server less); otherwise fragmentation
+    /// when the reserved-but-unallocated memory is at least the request (the
+    /// bytes exist, just not in one usable piece); capacity otherwise. None
+    /// when the message lacks the request or the unallocated figure.
     pub fn classify(&self) -> Option<Category> {
         let (req, unalloc) = (self.requested_bytes?, self.reserved_unallocated_bytes?);
+        if let (Some(others), Some(total)) = (self.held_by_others(), self.total_bytes)
+            && others > total / 3
+            && others > OTHER_PROCESS_MIN
+        {
+            return Some(Category::CudaOomOtherProcess);
+        }
         Some(if unalloc >= req {
             Category::CudaOomFragmentation
         } else {

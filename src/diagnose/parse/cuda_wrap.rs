@@ -37,9 +37,13 @@ impl CudaOomReader {
 
     /// Reads one line.
     pub fn feed(&mut self, at: &Location<'_>, line: &str, out: &mut Sink<'_>) {
-        if line.contains("out of memory") && line.contains("CUDA") {
+        // A paste can start at "Tried to allocate" with the "CUDA out of
+        // memory." before it cut away.
+        let message = (line.contains("out of memory") && line.contains("CUDA"))
+            || (line.contains("ried to allocate") && line.contains("total capac"));
+        if message {
             self.finish(out);
-            if CudaOom::parse(line).is_complete() || line.contains("CUDA error: out of memory") {
+            if CudaOom::parse(line).is_complete() || line.contains("CUDA error:") {
                 self.emit(at, line, out);
             } else {
                 self.pending = Some(Pending {

@@ -1,4 +1,4 @@
-//! Kernel log lines (dmesg, journalctl -k, Kubernetes events): the OOM
+//! Kernel log lines (dmesg, journalctl -k, Kubernetes status and events): the OOM
 //! killer's report from mm/oom_kill.c in its current and older wordings, the
 //! memory cgroup's usage line, and segfault reports.
 //!
@@ -30,10 +30,10 @@ static RE: LazyLock<Patterns> = LazyLock::new(|| {
     let r = |p: &str| Regex::new(p).expect("static regex");
     Patterns {
         verdict_line: r(
-            r"(Memory cgroup out of memory|Out of memory(?: \([a-z_]+\))?): Kill(?:ed)? process ([0-9]+) \(([^)]*)\)",
+            r"(Memory cgroup out of memory|Out of memory(?: \([a-z_]+\))?): Kill(?:ed)? process (\S+) \(([^)]*)\)",
         ),
         killed_sizes: r(
-            r"Killed process ([0-9]+) \([^)]*\) total-vm:([0-9]+)kB, anon-rss:([0-9]+)kB, file-rss:([0-9]+)kB(?:, shmem-rss:([0-9]+)kB)?",
+            r"Killed process ([0-9]+) \([^)]*\),?(?: UID [0-9]+,)? total-vm:([0-9]+)kB, anon-rss:([0-9]+)kB, file-rss:([0-9]+)kB(?:, shmem-rss:([0-9]+)kB)?",
         ),
         constraint: r(r"oom-kill:constraint=CONSTRAINT_([A-Z]+)"),
         task_pid: r(r",pid=([0-9]+)"),
@@ -114,7 +114,17 @@ pub fn parse(at: &Location<'_>, line: &str, out: &mut Sink<'_>) {
             at,
             line,
         ));
-    } else if line.contains("OOMKilled") {
+    } else if line.contains("low on resource: memory") || line.contains("[MemoryPressure]") {
+        // The kubelet evicting pods because the node ran short: no cgroup
+        // limit was hit, the node as a whole was out.
+        out.push(Evidence::line(
+            "kubelet_memory_eviction",
+            Category::HostOomKernel,
+            Certain,
+            at,
+            line,
+        ));
+    } else if line.contains("OOMKilled") || line.contains("\"OOM Killed\"") {
         out.push(Evidence::line(
             "kubernetes_oomkilled",
             Category::HostOomCgroup,

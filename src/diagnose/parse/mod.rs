@@ -10,8 +10,12 @@
 pub mod accounting;
 pub mod cuda_oom;
 pub mod cuda_wrap;
+pub mod host_alloc;
 pub mod kernel;
+pub mod launcher;
 pub mod python;
+pub mod sacct;
+pub mod shell;
 pub mod slurm;
 
 use super::category::{Category, Confidence};
@@ -53,6 +57,21 @@ pub const TRIGGERS: &[&str] = &[
     "Memory Utilized",
     "Memory Efficiency",
     "memory: usage",
+    "ried to allocate",
+    "DefaultCPUAllocator",
+    "MemoryError",
+    "Cannot allocate memory",
+    "low on resource",
+    "MemoryPressure",
+    "death signal",
+    "zsh:",
+    "terminated by signal",
+    "0xC0000005",
+    "ForkingPickler",
+    "PIPESTATUS",
+    "Error 141",
+    "first observed failure",
+    "return code =",
 ];
 
 /// Where parsers put what they find.
@@ -85,7 +104,11 @@ impl Sink<'_> {
 #[derive(Debug, Default)]
 pub struct LineParsers {
     traceback: python::TracebackState,
-    sacct: Option<accounting::SacctTable>,
+    shell: shell::ShellState,
+    failures: launcher::FailureTable,
+    /// Multiprocessing frames were seen (see [`python::parse`]).
+    mp_pipe: bool,
+    sacct: sacct::SacctReader,
     /// CUDA OOM messages, including ones wrapped over several lines.
     pub cuda: cuda_wrap::CudaOomReader,
 }
@@ -93,28 +116,26 @@ pub struct LineParsers {
 impl LineParsers {
     /// Whether the next line must be parsed even without a trigger word.
     pub fn wants_every_line(&self) -> bool {
-        self.traceback.active() || self.sacct.is_some() || self.cuda.active()
+        self.traceback.active()
+            || self.sacct.active()
+            || self.cuda.active()
+            || self.shell.active()
+            || self.failures.active()
     }
 
     /// Parses one cleaned line.
     pub fn feed(&mut self, at: &Location<'_>, line: &str, out: &mut Sink<'_>) {
-        if let Some(table) = &self.sacct {
-            if line.contains('|') {
-                table.row(at, line, out);
-                return;
-            }
-            self.sacct = None;
-        }
-        if line.contains("JobID")
-            && let Some(table) = accounting::SacctTable::from_header(line)
-        {
-            self.sacct = Some(table);
+        if self.sacct.feed(at, line, out) {
             return;
         }
+        self.mp_pipe |= line.contains("ForkingPickler") || line.contains("multiprocessing");
         self.cuda.feed(at, line, out);
         kernel::parse(at, line, out);
         slurm::parse(at, line, out);
-        python::parse(at, line, out);
+        self.shell.feed(at, line, out);
+        self.failures.feed(at, line, out);
+        python::parse(at, line, self.mp_pipe, out);
+        host_alloc::parse(at, line, out);
         accounting::seff_line(at, line, out);
         self.traceback.feed(at, line, out);
     }
@@ -122,12 +143,15 @@ impl LineParsers {
     /// Forces sacct mode (`--sacct`): a table without a header is read in
     /// the order `JobID|State|ExitCode|MaxRSS|ReqMem`.
     pub fn expect_sacct(&mut self) {
-        self.sacct = accounting::SacctTable::from_header("JobID|State|ExitCode|MaxRSS|ReqMem");
+        self.sacct.expect_default();
     }
 
     /// Ends the input: a CUDA OOM still waiting for numbers is reported as is.
     pub fn finish(&mut self, out: &mut Sink<'_>) {
         self.cuda.finish(out);
-        self.sacct = None;
+        self.sacct.finish();
     }
 }
+
+#[cfg(test)]
+mod tests;

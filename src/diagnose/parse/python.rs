@@ -1,7 +1,8 @@
 //! What a Python training process prints as it dies: DataLoader worker
 //! failures (torch/utils/data/_utils/signal_handling.py, dataloader.py and the
 //! C++ worker signal handlers), broken pipes, NCCL errors and watchdog
-//! timeouts, torchrun's failure summary, and the final line of a traceback.
+//! timeouts, and the final line of a traceback (torchrun's lines are read in
+//! [`super::launcher`]).
 
 use std::sync::LazyLock;
 
@@ -10,14 +11,11 @@ use regex::Regex;
 use super::Sink;
 use crate::diagnose::category::{Category, Confidence};
 use crate::diagnose::evidence::{Evidence, Location};
-use crate::diagnose::exit::ExitStatus;
 
 struct Patterns {
     worker_signal: Regex,
     worker_exited: Regex,
     watchdog: Regex,
-    torchrun_exit: Regex,
-    torchrun_signal: Regex,
     exception: Regex,
 }
 
@@ -29,16 +27,16 @@ static RE: LazyLock<Patterns> = LazyLock::new(|| {
         watchdog: r(
             r"Watchdog caught collective operation timeout.*?Timeout\(ms\)=([0-9]+)\)(?:.*? ran for ([0-9]+) milliseconds)?",
         ),
-        torchrun_exit: r(r"exitcode\s*:\s*(-?[0-9]+)"),
-        torchrun_signal: r(r"Signal ([0-9]+) \((SIG[A-Z]+)\) received by PID ([0-9]+)"),
         exception: r(
             r"^([A-Za-z_][A-Za-z0-9_.]*(?:Error|Exception|Exit|Interrupt|Failure))(?::|$)",
         ),
     }
 });
 
-/// Reads one line of a Python process's output.
-pub fn parse(at: &Location<'_>, line: &str, out: &mut Sink<'_>) {
+/// Reads one line of a Python process's output. `mp_pipe`: multiprocessing
+/// frames (ForkingPickler, connection.py) came before, so a broken pipe is
+/// the pipe to a worker that never started or died, not stdout's reader.
+pub fn parse(at: &Location<'_>, line: &str, mp_pipe: bool, out: &mut Sink<'_>) {
     use Confidence::*;
     let re = &*RE;
     let ev = |kind, cat, strength| Evidence::line(kind, cat, strength, at, line);
@@ -64,10 +62,16 @@ pub fn parse(at: &Location<'_>, line: &str, out: &mut Sink<'_>) {
         || line.contains("Unexpected bus error encountered in worker")
     {
         out.push(ev("shm_insufficient", Category::ShmBusError, Certain));
-    } else if line.contains("Unexpected segmentation fault encountered in worker")
+    } else if line.contains("Unexpected segmentation fault encountered in")
         || line.contains("Fatal Python error: Segmentation fault")
     {
         out.push(ev("python_segfault", Category::Segfault, Certain));
+    } else if mp_pipe && line.contains("BrokenPipeError") {
+        out.push(ev(
+            "multiprocessing_broken_pipe",
+            Category::PythonError,
+            Likely,
+        ));
     } else if line.contains("BrokenPipeError") || line.contains("Broken pipe") {
         out.push(ev("broken_pipe", Category::Sigpipe, Likely));
     } else if let Some(c) = re.watchdog.captures(line) {
@@ -81,14 +85,6 @@ pub fn parse(at: &Location<'_>, line: &str, out: &mut Sink<'_>) {
         out.push(ev("nccl_error", Category::Nccl, Likely));
     } else if line.contains("NCCL WARN") {
         out.push(ev("nccl_warn", Category::Nccl, Possible));
-    } else if let Some(c) = re.torchrun_signal.captures(line) {
-        if let Ok(status) = ExitStatus::parse(&format!("-{}", &c[1])) {
-            out.exit_status(status, at, line);
-        }
-    } else if let Some(c) = re.torchrun_exit.captures(line)
-        && let Ok(status) = ExitStatus::parse(&c[1])
-    {
-        out.exit_status(status, at, line);
     }
 }
 
@@ -139,6 +135,12 @@ impl TracebackState {
             return;
         }
         if let Some(c) = RE.exception.captures(t) {
+            // torchrun's ChildFailedError only reports that a rank failed;
+            // the rank's own error (or signal) is the evidence.
+            if c[1].ends_with("ChildFailedError") {
+                self.inside = None;
+                return;
+            }
             out.push(
                 Evidence::line(
                     "python_exception",

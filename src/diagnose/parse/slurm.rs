@@ -1,15 +1,16 @@
 //! Slurm output and log lines: slurmstepd's OOM, time-limit and cancellation
-//! notices (every wording since 17.x), srun's per-task reports, and what the
-//! batch script's shell prints when a child dies of a signal.
+//! notices (every wording since 17.x) and srun's per-task reports; what the
+//! batch script's shell prints is read in [`super::shell`].
 //!
 //! - 21.08+: `slurmstepd: error: Detected 1 oom_kill event in StepId=123.batch.
 //!   Some of the step tasks have been OOM Killed.`
 //! - older: `slurmstepd: error: Detected 1 oom-kill event(s) in step 123.batch
 //!   cgroup. Some of your processes may have been killed by the cgroup
 //!   out-of-memory handler.`
-//! - jobacct_gather enforcement: `Job 123 exceeded memory limit (X > Y), being killed`.
+//! - jobacct_gather enforcement: `Job 123 exceeded memory limit (X > Y), being
+//!   killed` (or `Step 123.0 ...`): summed RSS, not a cgroup OOM.
+//! - before 20.x: `slurmstepd: *** JOB 123 CANCELLED AT <time> DUE TO TIME LIMIT on n447 ***`.
 //! - `slurmstepd: error: *** JOB 123 ON node01 CANCELLED AT <time> DUE TO TIME LIMIT ***`.
-//! - bash: `/var/spool/slurmd/job123/slurm_script: line 25: 1613720 Killed  python train.py`.
 
 use std::sync::LazyLock;
 
@@ -25,7 +26,6 @@ struct Patterns {
     limit_kill: Regex,
     cancelled: Regex,
     srun_task: Regex,
-    shell_signal: Regex,
 }
 
 static RE: LazyLock<Patterns> = LazyLock::new(|| {
@@ -34,13 +34,10 @@ static RE: LazyLock<Patterns> = LazyLock::new(|| {
         oom_event: r(r"Detected ([0-9]+) oom[-_]kill event"),
         limit_kill: r(r"exceeded memory limit \(([0-9]+) > ([0-9]+)\), being killed"),
         cancelled: r(
-            r"\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT \S+(?: DUE TO ([A-Z ]+?))? \*\*\*",
+            r"\*\*\* (?:JOB|STEP) \S+ (?:ON \S+ )?CANCELLED AT \S+(?: DUE TO ([A-Z ]+?))?(?: on \S+)? \*\*\*",
         ),
         srun_task: r(
-            r"task [0-9]+: (Out Of Memory|Killed|Exited with exit code ([0-9]+)|Bus error|Segmentation fault|Terminated)",
-        ),
-        shell_signal: r(
-            r"^(?:.*: line [0-9]+: +[0-9]+ +)?(Killed|Bus error|Segmentation fault|Terminated|Aborted)(?: \(core dumped\))?(?:\s+\S.*)?$",
+            r"tasks? [0-9][0-9,-]*: (Out Of Memory|Killed|Exited with exit code ([0-9]+)|Bus error|Segmentation fault|Terminated)",
         ),
     }
 });
@@ -56,10 +53,11 @@ pub fn parse(at: &Location<'_>, line: &str, out: &mut Sink<'_>) {
             ev("slurm_oom_kill_event", Category::HostOomCgroup, Certain).with("oom_kill_events", n),
         );
     } else if let Some(c) = re.limit_kill.captures(line) {
-        // jobacct_gather's polling kill; the figures are KiB.
+        // jobacct_gather's polling kill: RSS summed over the step's processes
+        // (not a cgroup's charge), so the fix differs; the figures are KiB.
         let kib = |i: usize| c[i].parse::<u64>().ok().and_then(|v| v.checked_mul(1024));
         out.push(
-            ev("slurm_memory_limit_kill", Category::HostOomCgroup, Certain)
+            ev("slurm_memory_limit_kill", Category::HostOomRssSum, Certain)
                 .with("slurm_measured_bytes", kib(1))
                 .with("slurm_limit_bytes", kib(2)),
         );
@@ -99,18 +97,6 @@ pub fn parse(at: &Location<'_>, line: &str, out: &mut Sink<'_>) {
                     out.exit_status(status, at, line);
                 }
             }
-        }
-    } else if let Some(c) = re.shell_signal.captures(line.trim()) {
-        if line.contains("Killed process") {
-            return;
-        }
-        match &c[1] {
-            "Killed" => out.push(ev("bare_killed", Category::HostOomKernel, Possible)),
-            "Bus error" => out.push(ev("bus_error", Category::ShmBusError, Likely)),
-            "Segmentation fault" => out.push(ev("segmentation_fault", Category::Segfault, Likely)),
-            "Terminated" => out.push(ev("shell_terminated", Category::TimeLimit, Possible)),
-            // SIGABRT: a native abort (C++ exception, assertion); context only.
-            _ => out.push(ev("shell_aborted", Category::Unknown, Possible)),
         }
     }
 }

@@ -1,0 +1,194 @@
+//! sacct's output, read by its header whatever the layout: `-P` (columns
+//! separated by `|`, any order), the default fixed-width table (a header,
+//! then a row of dashes whose groups give each column's span), and `--json`
+//! (the job state on a line of its own, `"current": ["OUT_OF_MEMORY"]` in
+//! 23.x, `"state": "OUT_OF_MEMORY"` before).
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::Sink;
+use super::accounting::{binary_size, state_meaning};
+use crate::diagnose::category::{Category, Confidence};
+use crate::diagnose::evidence::{Evidence, Location};
+use crate::diagnose::exit::ExitStatus;
+
+static JSON_STATE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"^\s*(?:"(?:current|state|job_state)"\s*:\s*)?\[?\s*"([A-Z_]+)"\s*\]?,?\s*$"#)
+        .expect("static regex")
+});
+
+/// How a row is cut into fields.
+#[derive(Debug, Clone)]
+enum Layout {
+    Pipes,
+    /// Byte spans from the dashed row; the last runs to the end of the line.
+    Fixed(Vec<(usize, usize)>),
+}
+
+/// Column positions of a header.
+#[derive(Debug, Clone)]
+struct Table {
+    layout: Layout,
+    state: Option<usize>,
+    exit_code: Option<usize>,
+    max_rss: Option<usize>,
+    req_mem: Option<usize>,
+    job_id: Option<usize>,
+}
+
+impl Table {
+    fn from_names<'a>(names: impl Iterator<Item = &'a str>, layout: Layout) -> Option<Self> {
+        let mut t = Table {
+            layout,
+            state: None,
+            exit_code: None,
+            max_rss: None,
+            req_mem: None,
+            job_id: None,
+        };
+        for (i, name) in names.enumerate() {
+            let slot = match name.trim().to_ascii_lowercase().as_str() {
+                "state" => &mut t.state,
+                "exitcode" => &mut t.exit_code,
+                "maxrss" => &mut t.max_rss,
+                "reqmem" => &mut t.req_mem,
+                "jobid" | "jobidraw" => &mut t.job_id,
+                _ => continue,
+            };
+            *slot = Some(i);
+        }
+        (t.state.is_some() || t.exit_code.is_some()).then_some(t)
+    }
+
+    fn fields<'a>(&self, line: &'a str) -> Vec<&'a str> {
+        match &self.layout {
+            Layout::Pipes => line.trim().split('|').map(str::trim).collect(),
+            Layout::Fixed(spans) => spans
+                .iter()
+                .enumerate()
+                .map(|(i, &(a, b))| {
+                    let end = if i + 1 == spans.len() { line.len() } else { b };
+                    line.get(a.min(line.len())..end.min(line.len()))
+                        .unwrap_or("")
+                        .trim()
+                })
+                .collect(),
+        }
+    }
+
+    fn row(&self, at: &Location<'_>, line: &str, out: &mut Sink<'_>) {
+        let fields = self.fields(line);
+        let get = |i: Option<usize>| i.and_then(|i| fields.get(i)).copied();
+        let numbers = |ev: Evidence| {
+            ev.with("max_rss_bytes", get(self.max_rss).and_then(binary_size))
+                .with("req_mem_bytes", get(self.req_mem).and_then(binary_size))
+        };
+        if let Some((kind, cat, strength)) = state_meaning(get(self.state).unwrap_or("")) {
+            out.push(numbers(Evidence::line(kind, cat, strength, at, line)));
+        } else if get(self.max_rss).is_some_and(|s| !s.is_empty()) {
+            let ev = Evidence::line(
+                "sacct_row",
+                Category::Unknown,
+                Confidence::Possible,
+                at,
+                line,
+            );
+            out.push(numbers(ev));
+        }
+        // The allocation's own row (no `.batch`/`.0`) carries the job's status.
+        let is_job_row = get(self.job_id).is_none_or(|id| !id.contains('.'));
+        if let (true, Some(code)) = (is_job_row, get(self.exit_code))
+            && let Ok(status) = ExitStatus::parse(code)
+        {
+            out.exit_status(status, at, line);
+        }
+    }
+}
+
+/// The table being read, or a fixed-width header waiting for its dashes.
+#[derive(Debug, Default)]
+pub struct SacctReader {
+    table: Option<Table>,
+    pending: Option<String>,
+}
+
+impl SacctReader {
+    /// Whether the next line must be read even without a trigger word.
+    pub fn active(&self) -> bool {
+        self.table.is_some() || self.pending.is_some()
+    }
+
+    /// `--sacct`: a table without a header is `JobID|State|ExitCode|MaxRSS|ReqMem`.
+    pub fn expect_default(&mut self) {
+        let names = "JobID|State|ExitCode|MaxRSS|ReqMem".split('|');
+        self.table = Table::from_names(names, Layout::Pipes);
+    }
+
+    /// Reads one line; true when it was part of a table (no other parser needs it).
+    pub fn feed(&mut self, at: &Location<'_>, line: &str, out: &mut Sink<'_>) -> bool {
+        if let Some(header) = self.pending.take() {
+            let t = line.trim_end();
+            if t.contains('-') && t.chars().all(|c| c == '-' || c == ' ') {
+                let spans = dash_spans(t);
+                self.table = Table::from_names(header.split_whitespace(), Layout::Fixed(spans));
+                return true;
+            }
+        }
+        if let Some(table) = &self.table {
+            let row = match table.layout {
+                Layout::Pipes => line.contains('|'),
+                Layout::Fixed(_) => !line.trim().is_empty() && !line.contains("JobID"),
+            };
+            if row {
+                table.row(at, line, out);
+                return true;
+            }
+            self.table = None;
+        }
+        if line.contains("JobID") {
+            if line.contains('|') {
+                self.table = Table::from_names(line.trim().split('|'), Layout::Pipes);
+                return self.table.is_some();
+            }
+            let names: Vec<&str> = line.split_whitespace().collect();
+            if names.iter().any(|n| matches!(*n, "State" | "ExitCode")) {
+                self.pending = Some(line.to_string());
+                return true;
+            }
+        }
+        if let Some(c) = JSON_STATE.captures(line)
+            && let Some((kind, cat, strength)) = state_meaning(&c[1])
+        {
+            out.push(Evidence::line(kind, cat, strength, at, line));
+            return true;
+        }
+        false
+    }
+
+    /// Ends the input.
+    pub fn finish(&mut self) {
+        *self = SacctReader::default();
+    }
+}
+
+/// The byte spans of the dash groups of sacct's second header line.
+fn dash_spans(dashes: &str) -> Vec<(usize, usize)> {
+    let mut spans = Vec::new();
+    let mut start = None;
+    for (i, c) in dashes.char_indices() {
+        match (c, start) {
+            ('-', None) => start = Some(i),
+            (' ', Some(s)) => {
+                spans.push((s, i));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        spans.push((s, dashes.len()));
+    }
+    spans
+}
