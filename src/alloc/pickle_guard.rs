@@ -1,21 +1,57 @@
 //! A first pass over a pickle's opcodes that bounds the object it would
-//! build, before serde-pickle builds it: nesting depth (serde-pickle recurses,
-//! so a crafted file of nested lists would overflow the stack) and the size
-//! of the tree after memo references are expanded (a few bytes of GETs can
-//! stand for an exponential number of copies). Opcodes and their arguments
-//! as listed in CPython's Lib/pickletools.py (protocols 0-5).
+//! build, before serde-pickle builds it. Three things serde-pickle cannot
+//! survive are refused here: nesting (it recurses, so nested lists overflow
+//! the stack), expansion (a memo reference is cloned at every use, so a few
+//! KB of GETs of one string or list stand for gigabytes: every object and
+//! every leaf's payload is counted at each place it is used) and a float
+//! as a dict key or set element (serde-pickle orders keys with a comparison
+//! that is not total for NaN or float/int mixes, and Rust's sort panics on
+//! that). Opcodes and their arguments as listed in CPython's
+//! Lib/pickletools.py (protocols 0-5).
 
 use std::collections::HashMap;
 
-const LEAF: u32 = u32::MAX;
+use crate::limits::{MAX_PICKLE_DEPTH, MAX_PICKLE_EXPANSION_BYTES, PICKLE_NODE_BYTES};
+
+/// The most objects (containers, their links, memo entries, stack slots)
+/// the walker itself may hold: each stands for at least one decoded
+/// object, so this many already exceeds the expansion limit.
+const MAX_WALK_OBJECTS: usize = (MAX_PICKLE_EXPANSION_BYTES / PICKLE_NODE_BYTES) as usize;
+
+/// One stack slot: a leaf (its decoded bytes and whether it is or holds a
+/// float) or a container, by index.
+#[derive(Clone, Copy)]
+enum Item {
+    Leaf { bytes: u64, float: bool },
+    Node(u32),
+}
+
+/// A container: what its own leaves weigh, and whether it is a tuple or
+/// frozenset holding a float (it would then be unorderable as a key).
+struct Node {
+    own: u64,
+    float: bool,
+}
 
 struct Walker<'a> {
     b: &'a [u8],
     i: usize,
-    children: Vec<Vec<u32>>,
-    stack: Vec<u32>,
+    nodes: Vec<Node>,
+    /// (parent, child) links between containers.
+    edges: Vec<(u32, u32)>,
+    stack: Vec<Item>,
     marks: Vec<usize>,
-    memo: HashMap<u64, u32>,
+    memo: HashMap<u64, Item>,
+}
+
+const FLOAT_KEY: &str =
+    "a float as a dict key or set element (a memory snapshot has none; NaN cannot be ordered)";
+
+fn is_float(item: Item, nodes: &[Node]) -> bool {
+    match item {
+        Item::Leaf { float, .. } => float,
+        Item::Node(n) => nodes[n as usize].float,
+    }
 }
 
 impl Walker<'_> {
@@ -36,38 +72,97 @@ impl Walker<'_> {
             .rev()
             .fold(0u64, |a, &x| (a << 8) | x as u64))
     }
-    fn line(&mut self) -> Result<String, String> {
+    fn line(&mut self) -> Result<&[u8], String> {
         let rest = &self.b[self.i..];
-        let n = rest
-            .iter()
-            .position(|&c| c == b'\n')
-            .ok_or("truncated text argument")?;
+        let n = memchr::memchr(b'\n', rest).ok_or("truncated text argument")?;
         self.i += n + 1;
-        Ok(String::from_utf8_lossy(&rest[..n]).into_owned())
+        Ok(&rest[..n])
     }
-    fn pop(&mut self) -> Result<u32, String> {
+    fn index_line(&mut self) -> Result<u64, String> {
+        let l = self.line()?;
+        std::str::from_utf8(l)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .ok_or_else(|| "bad memo index".into())
+    }
+    /// Every slot the walker adds passes here, so its own memory is bounded.
+    fn budget(&self) -> Result<(), String> {
+        let held = self.nodes.len() + self.edges.len() + self.memo.len() + self.stack.len();
+        match held >= MAX_WALK_OBJECTS {
+            true => Err(too_big(MAX_PICKLE_EXPANSION_BYTES)),
+            false => Ok(()),
+        }
+    }
+    fn push(&mut self, item: Item) -> Result<(), String> {
+        self.budget()?;
+        self.stack.push(item);
+        Ok(())
+    }
+    fn pop(&mut self) -> Result<Item, String> {
         self.stack
             .pop()
             .ok_or_else(|| "stack underflow".to_string())
     }
-    fn pop_mark(&mut self) -> Result<Vec<u32>, String> {
+    fn top(&self) -> Result<Item, String> {
+        self.stack
+            .last()
+            .copied()
+            .ok_or_else(|| "stack underflow".to_string())
+    }
+    fn pop_mark(&mut self) -> Result<Vec<Item>, String> {
         let m = self.marks.pop().ok_or("MARK missing")?;
         if m > self.stack.len() {
             return Err("MARK beyond the stack".into());
         }
         Ok(self.stack.split_off(m))
     }
-    fn node(&mut self, kids: Vec<u32>) {
-        self.children
-            .push(kids.into_iter().filter(|&k| k != LEAF).collect());
-        self.stack.push((self.children.len() - 1) as u32);
+    /// Puts `kids` into container `n` (a leaf top takes nothing: serde-pickle
+    /// refuses to append to one).
+    fn adopt(&mut self, n: u32, kids: &[Item]) {
+        for &k in kids {
+            match k {
+                Item::Leaf { bytes, .. } => {
+                    let own = &mut self.nodes[n as usize].own;
+                    *own = own.saturating_add(bytes);
+                }
+                Item::Node(c) => self.edges.push((n, c)),
+            }
+        }
     }
-    fn add_to_top(&mut self, kids: &[u32]) -> Result<(), String> {
-        let top = *self.stack.last().ok_or("stack underflow")?;
-        if top != LEAF {
-            self.children[top as usize].extend(kids.iter().filter(|&&k| k != LEAF));
+    fn node(&mut self, kids: &[Item], float: bool) -> Result<(), String> {
+        let n = self.nodes.len() as u32;
+        self.nodes.push(Node {
+            own: PICKLE_NODE_BYTES,
+            float,
+        });
+        self.adopt(n, kids);
+        self.push(Item::Node(n))
+    }
+    fn add_to_top(&mut self, kids: &[Item]) -> Result<(), String> {
+        if let Item::Node(n) = self.top()? {
+            self.adopt(n, kids);
         }
         Ok(())
+    }
+    fn keys_not_float<'k>(&self, mut keys: impl Iterator<Item = &'k Item>) -> Result<(), String> {
+        match keys.any(|&k| is_float(k, &self.nodes)) {
+            true => Err(FLOAT_KEY.into()),
+            false => Ok(()),
+        }
+    }
+    fn leaf(&mut self, payload: usize, float: bool) -> Result<(), String> {
+        self.take(payload)?;
+        self.push(Item::Leaf {
+            bytes: PICKLE_NODE_BYTES + payload as u64,
+            float,
+        })
+    }
+    fn text_leaf(&mut self, float: bool) -> Result<(), String> {
+        let n = self.line()?.len();
+        self.push(Item::Leaf {
+            bytes: PICKLE_NODE_BYTES + n as u64,
+            float,
+        })
     }
 
     fn step(&mut self, op: u8) -> Result<bool, String> {
@@ -75,45 +170,68 @@ impl Walker<'_> {
             b'.' => return Ok(false),
             0x80 => drop(self.take(1)?),
             0x95 => drop(self.take(8)?),
-            b'(' => self.marks.push(self.stack.len()),
+            b'(' => {
+                self.budget()?;
+                self.marks.push(self.stack.len());
+            }
             b'0' => drop(self.pop()?),
             b'1' => drop(self.pop_mark()?),
-            b'2' => {
-                let t = *self.stack.last().ok_or("stack underflow")?;
-                self.stack.push(t);
-            }
-            b'N' | 0x88 | 0x89 | 0x97 => self.stack.push(LEAF),
+            b'2' => self.push(self.top()?)?,
+            b'N' | 0x88 | 0x89 | 0x97 => self.leaf(0, false)?,
             0x98 => {}
-            b']' | b')' | b'}' | 0x8f => self.node(Vec::new()),
+            b']' | b')' | b'}' | 0x8f => self.node(&[], false)?,
             b'a' => {
                 let x = self.pop()?;
                 self.add_to_top(&[x])?;
             }
             b's' => {
                 let (v, k) = (self.pop()?, self.pop()?);
+                self.keys_not_float([k].iter())?;
                 self.add_to_top(&[k, v])?;
             }
-            b'e' | b'u' | 0x90 => {
+            b'e' => {
                 let items = self.pop_mark()?;
                 self.add_to_top(&items)?;
             }
-            b'l' | b't' | b'd' | 0x91 | b'o' => {
+            b'u' | 0x90 => {
                 let items = self.pop_mark()?;
-                self.node(items);
+                let step = if op == b'u' { 2 } else { 1 };
+                self.keys_not_float(items.iter().step_by(step))?;
+                self.add_to_top(&items)?;
             }
-            0x85..=0x87 => {
-                let n = (op - 0x84) as usize;
-                let at = self.stack.len().checked_sub(n).ok_or("stack underflow")?;
-                let items = self.stack.split_off(at);
-                self.node(items);
+            b'd' => {
+                let items = self.pop_mark()?;
+                self.keys_not_float(items.iter().step_by(2))?;
+                self.node(&items, false)?;
+            }
+            0x91 => {
+                let items = self.pop_mark()?;
+                self.keys_not_float(items.iter())?;
+                self.node(&items, false)?;
+            }
+            b't' | 0x85..=0x87 => {
+                let items = match op {
+                    b't' => self.pop_mark()?,
+                    _ => {
+                        let n = (op - 0x84) as usize;
+                        let at = self.stack.len().checked_sub(n).ok_or("stack underflow")?;
+                        self.stack.split_off(at)
+                    }
+                };
+                let float = items.iter().any(|&k| is_float(k, &self.nodes));
+                self.node(&items, float)?;
+            }
+            b'l' | b'o' => {
+                let items = self.pop_mark()?;
+                self.node(&items, false)?;
             }
             b'R' | 0x81 => {
                 let (a, c) = (self.pop()?, self.pop()?);
-                self.node(vec![c, a]);
+                self.node(&[c, a], false)?;
             }
             0x92 => {
                 let (k, a, c) = (self.pop()?, self.pop()?, self.pop()?);
-                self.node(vec![c, a, k]);
+                self.node(&[c, a, k], false)?;
             }
             b'b' => {
                 let s = self.pop()?;
@@ -122,118 +240,80 @@ impl Walker<'_> {
             0x93 => {
                 self.pop()?;
                 self.pop()?;
-                self.stack.push(LEAF);
+                self.leaf(0, false)?;
             }
             b'c' => {
                 self.line()?;
                 self.line()?;
-                self.stack.push(LEAF);
+                self.leaf(0, false)?;
             }
             b'i' => {
                 self.line()?;
                 self.line()?;
                 let items = self.pop_mark()?;
-                self.node(items);
+                self.node(&items, false)?;
             }
             b'Q' => {
                 self.pop()?;
-                self.stack.push(LEAF);
+                self.leaf(0, false)?;
             }
-            0x94 => {
-                let t = *self.stack.last().ok_or("stack underflow")?;
-                self.memo.insert(self.memo.len() as u64, t);
-            }
-            b'q' | b'r' | b'p' => {
+            0x94 | b'q' | b'r' | b'p' => {
                 let idx = match op {
+                    0x94 => self.memo.len() as u64,
                     b'q' => self.uint(1)?,
                     b'r' => self.uint(4)?,
-                    _ => self.line()?.trim().parse().map_err(|_| "bad PUT index")?,
+                    _ => self.index_line()?,
                 };
-                let t = *self.stack.last().ok_or("stack underflow")?;
+                let t = self.top()?;
+                self.budget()?;
                 self.memo.insert(idx, t);
             }
             b'h' | b'j' | b'g' => {
                 let idx = match op {
                     b'h' => self.uint(1)?,
                     b'j' => self.uint(4)?,
-                    _ => self.line()?.trim().parse().map_err(|_| "bad GET index")?,
+                    _ => self.index_line()?,
                 };
                 let t = *self.memo.get(&idx).ok_or("GET of an unknown memo entry")?;
-                self.stack.push(t);
+                self.push(t)?;
             }
-            b'K' | 0x82 => self.leaf_after(1)?,
-            b'M' | 0x83 => self.leaf_after(2)?,
-            b'J' | 0x84 => self.leaf_after(4)?,
-            b'G' => self.leaf_after(8)?,
+            b'K' | 0x82 => self.leaf(1, false)?,
+            b'M' | 0x83 => self.leaf(2, false)?,
+            b'J' | 0x84 => self.leaf(4, false)?,
+            b'G' => self.leaf(8, true)?,
             0x8a | b'U' | 0x8c | b'C' => {
                 let n = self.uint(1)? as usize;
-                self.leaf_after(n)?;
+                self.leaf(n, false)?;
             }
             0x8b | b'T' | b'X' | b'B' => {
                 let n = self.uint(4)? as usize;
-                self.leaf_after(n)?;
+                self.leaf(n, false)?;
             }
             0x8d | 0x8e | 0x96 => {
                 let n = usize::try_from(self.uint(8)?).map_err(|_| "length overflows")?;
-                self.leaf_after(n)?;
+                self.leaf(n, false)?;
             }
-            b'I' | b'L' | b'F' | b'S' | b'V' | b'P' => {
-                self.line()?;
-                self.stack.push(LEAF);
-            }
+            b'F' => self.text_leaf(true)?,
+            b'I' | b'L' | b'S' | b'V' | b'P' => self.text_leaf(false)?,
             other => return Err(format!("unknown opcode 0x{other:02x}")),
         }
         Ok(true)
     }
-
-    fn leaf_after(&mut self, n: usize) -> Result<(), String> {
-        self.take(n)?;
-        self.stack.push(LEAF);
-        Ok(())
-    }
 }
 
-/// Depth and expanded size of the tree under `root`, or an error for a cycle.
-fn measure(children: &[Vec<u32>], root: u32) -> Result<(usize, u64), String> {
-    // 0 = unseen, 1 = on the path, 2 = done
-    let mut state = vec![0u8; children.len()];
-    let mut depth = vec![0usize; children.len()];
-    let mut size = vec![0u64; children.len()];
-    let mut stack = vec![(root, 0usize)];
-    state[root as usize] = 1;
-    while let Some(&mut (n, ref mut next)) = stack.last_mut() {
-        let kids = &children[n as usize];
-        if *next < kids.len() {
-            let k = kids[*next];
-            *next += 1;
-            match state[k as usize] {
-                0 => {
-                    state[k as usize] = 1;
-                    stack.push((k, 0));
-                }
-                1 => return Err("recursive structure".into()),
-                _ => {}
-            }
-        } else {
-            let (d, s) = kids.iter().fold((0, 1u64), |(d, s), &k| {
-                (d.max(depth[k as usize]), s.saturating_add(size[k as usize]))
-            });
-            depth[n as usize] = d + 1;
-            size[n as usize] = s;
-            state[n as usize] = 2;
-            stack.pop();
-        }
-    }
-    Ok((depth[root as usize], size[root as usize]))
+/// Checks that the pickle in `bytes` is well formed, nests no deeper than
+/// [`MAX_PICKLE_DEPTH`] and decodes to at most [`MAX_PICKLE_EXPANSION_BYTES`].
+pub fn check_pickle_shape(bytes: &[u8]) -> Result<(), String> {
+    check_with(bytes, MAX_PICKLE_DEPTH, MAX_PICKLE_EXPANSION_BYTES)
 }
 
-/// Checks that the pickle in `bytes` is well formed and builds an object no
-/// deeper than `max_depth` and with at most `max_nodes` containers.
-pub fn check_pickle_shape(bytes: &[u8], max_depth: usize, max_nodes: u64) -> Result<(), String> {
+/// [`check_pickle_shape`] with explicit limits (tests use small ones).
+pub(super) fn check_with(bytes: &[u8], max_depth: usize, max_bytes: u64) -> Result<(), String> {
     let mut w = Walker {
         b: bytes,
         i: 0,
-        children: Vec::new(),
+        nodes: Vec::new(),
+        edges: Vec::new(),
         stack: Vec::new(),
         marks: Vec::new(),
         memo: HashMap::new(),
@@ -245,50 +325,33 @@ pub fn check_pickle_shape(bytes: &[u8], max_depth: usize, max_nodes: u64) -> Res
             break;
         }
     }
-    let root = *w.stack.last().ok_or("empty pickle")?;
-    if root == LEAF {
-        return Ok(());
-    }
-    let (depth, nodes) = measure(&w.children, root)?;
+    let root = match w.top()? {
+        Item::Leaf { bytes, .. } if bytes > max_bytes => return Err(too_big(max_bytes)),
+        Item::Leaf { .. } => return Ok(()),
+        Item::Node(n) => n,
+    };
+    let (depth, size) = super::pickle_measure::measure(&w.nodes_own(), w.edges, root)?;
     if depth > max_depth {
         return Err(format!(
-            "nested {depth} levels deep (a memory snapshot has fewer than {max_depth})"
+            "nested {depth} levels deep, over the limit on the deepest nesting \
+             ({max_depth}; a memory snapshot nests 5)"
         ));
     }
-    if nodes > max_nodes {
-        return Err(format!("expands to more than {max_nodes} containers"));
+    if size > max_bytes {
+        return Err(too_big(max_bytes));
     }
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+fn too_big(max: u64) -> String {
+    format!(
+        "expands past the limit on the largest expansion ({} once memo references are copied)",
+        crate::units::fmt_bytes(max)
+    )
+}
 
-    #[test]
-    fn nesting_and_expansion_are_bounded() {
-        // [[[]]]: PROTO 4, ']' ']' ']' 'a' 'a' STOP -> depth 3, 3 containers.
-        assert_eq!(check_pickle_shape(b"\x80\x04]]]aa.", 3, 3), Ok(()));
-        assert!(
-            check_pickle_shape(b"\x80\x04]]]aa.", 2, 10)
-                .unwrap_err()
-                .contains("3 levels")
-        );
-        // L = []; memoize; then twice: push L, push L, build a 2-tuple,
-        // memoize. Each tuple holds two copies of the previous one: the tree
-        // has 1 + 2 + 4 = 7 containers although the file has 3 of them.
-        let doubling = b"\x80\x04]\x94h\x00h\x00\x86\x94h\x01h\x01\x86\x94.";
-        assert_eq!(check_pickle_shape(doubling, 10, 7), Ok(()));
-        assert!(check_pickle_shape(doubling, 10, 6).is_err());
-        // A list that contains itself.
-        assert!(
-            check_pickle_shape(b"\x80\x04]\x94h\x00a.", 10, 10)
-                .unwrap_err()
-                .contains("recursive")
-        );
-        // Truncated arguments and stray opcodes are errors, not panics.
-        assert!(check_pickle_shape(b"\x80\x04X\xff\xff\xff\x7f", 10, 10).is_err());
-        assert!(check_pickle_shape(b"\x80\x04a.", 10, 10).is_err());
-        assert!(check_pickle_shape(b"hello", 10, 10).is_err());
+impl Walker<'_> {
+    fn nodes_own(&self) -> Vec<u64> {
+        self.nodes.iter().map(|n| n.own).collect()
     }
 }

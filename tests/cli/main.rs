@@ -7,5 +7,7 @@ mod alloc;
 mod calibrate;
 mod corpus;
 mod diagnose;
+mod hostile;
 mod plan;
 mod watch;
+mod watch_faults;
