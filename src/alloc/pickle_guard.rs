@@ -13,11 +13,6 @@ use std::collections::HashMap;
 
 use crate::limits::{MAX_PICKLE_DEPTH, MAX_PICKLE_EXPANSION_BYTES, PICKLE_NODE_BYTES};
 
-/// The most objects (containers, their links, memo entries, stack slots)
-/// the walker itself may hold: each stands for at least one decoded
-/// object, so this many already exceeds the expansion limit.
-const MAX_WALK_OBJECTS: usize = (MAX_PICKLE_EXPANSION_BYTES / PICKLE_NODE_BYTES) as usize;
-
 /// One stack slot: a leaf (its decoded bytes and whether it is or holds a
 /// float) or a container, by index.
 #[derive(Clone, Copy)]
@@ -42,6 +37,11 @@ struct Walker<'a> {
     stack: Vec<Item>,
     marks: Vec<usize>,
     memo: HashMap<u64, Item>,
+    /// The most objects (containers, their links, memo entries, stack
+    /// slots) the walker itself may hold: each stands for at least one
+    /// decoded object, so more already exceed the expansion limit.
+    max_objects: usize,
+    max_bytes: u64,
 }
 
 const FLOAT_KEY: &str =
@@ -88,8 +88,8 @@ impl Walker<'_> {
     /// Every slot the walker adds passes here, so its own memory is bounded.
     fn budget(&self) -> Result<(), String> {
         let held = self.nodes.len() + self.edges.len() + self.memo.len() + self.stack.len();
-        match held >= MAX_WALK_OBJECTS {
-            true => Err(too_big(MAX_PICKLE_EXPANSION_BYTES)),
+        match held >= self.max_objects {
+            true => Err(too_big(self.max_bytes)),
             false => Ok(()),
         }
     }
@@ -317,6 +317,10 @@ pub(super) fn check_with(bytes: &[u8], max_depth: usize, max_bytes: u64) -> Resu
         stack: Vec::new(),
         marks: Vec::new(),
         memo: HashMap::new(),
+        max_objects: usize::try_from(max_bytes / PICKLE_NODE_BYTES)
+            .unwrap_or(usize::MAX)
+            .max(1024),
+        max_bytes,
     };
     loop {
         let op = *w.b.get(w.i).ok_or("truncated: no STOP opcode")?;

@@ -120,4 +120,36 @@ mod tests {
         assert!(parse("coefficients:\n  runtime_bytes: -1\n").is_err());
         assert!(parse("coefficients:\n  sort_bytes_per_element: 24\n").is_ok());
     }
+
+    #[test]
+    fn the_largest_coefficients_allowed_cannot_overflow_an_estimate() {
+        // Every bound at its edge; under `cargo test` overflow checks are on,
+        // so a product that wraps panics here.
+        let p = MAX_MEMORY_BYTES;
+        let c = Coefficients {
+            runtime_bytes: p,
+            runtime_file_bytes: p,
+            worker_file_bytes: p,
+            cuda_host_bytes: p,
+            worker_private_bytes: p,
+            idle_worker_private_bytes: p,
+            cuda_context_bytes: p,
+            sampler_bytes_per_node: 1 << 20,
+            sort_bytes_per_element: 256,
+            cpu_heap_small_tensors: 100.0,
+            cpu_heap_large_tensors: 100.0,
+            cpu_heap_small_eval_forked: 100.0,
+            cpu_heap_large_eval_forked: 100.0,
+            cpu_heap_small_shared: 100.0,
+            cpu_heap_large_shared: 100.0,
+            allocator_reserve_fraction: 100.0,
+            ..Coefficients::default()
+        };
+        assert_eq!(validate(&c), Ok(()));
+        let spec = crate::spec::load("seed-001-attempt1").unwrap().spec;
+        let job = crate::spec::Job::from_spec(&spec).unwrap();
+        let est = super::super::estimate(&job, &job.settings, &c);
+        let peak = crate::plan::verdict::peaks(&est).0;
+        assert!(peak > 7 * p, "seven runtimes at least: {peak}");
+    }
 }
