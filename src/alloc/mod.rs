@@ -13,6 +13,7 @@ mod pickle_guard;
 mod pickle_measure;
 #[cfg(test)]
 mod pickle_tests;
+mod pickle_walk;
 mod release;
 pub mod replay;
 pub mod rules;
