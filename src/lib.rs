@@ -9,6 +9,10 @@ pub mod collect;
 pub mod diagnose;
 pub mod error;
 pub mod estimate;
+#[doc(hidden)]
+pub mod fuzz;
+pub mod input;
+pub mod limits;
 pub mod output;
 pub mod plan;
 pub mod probe;

@@ -10,7 +10,9 @@ fn main() -> ExitCode {
     match headroom::cli::run(cli) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("headroom: {err}");
+            // One line, no control character from input, whatever the message holds.
+            let line = headroom::output::shown_within(&err.to_string(), 1000);
+            eprintln!("headroom: {line}");
             ExitCode::from(err.exit_code())
         }
     }

@@ -16,7 +16,7 @@ use super::state::DeviceMemory;
 /// Arguments of `headroom simulate-alloc`.
 #[derive(Debug, clap::Args)]
 pub struct SimulateArgs {
-    /// A `torch.cuda.memory._dump_snapshot()` pickle (recorded with `_record_memory_history()`).
+    /// A `torch.cuda.memory._dump_snapshot()` pickle (recorded with `_record_memory_history()`); `-` reads standard input.
     pub snapshot: PathBuf,
     /// The GPU to simulate: a profile name (`a40`, `h100`) or its total memory (`80G`, `44.53GiB`).
     #[arg(long)]
@@ -79,9 +79,18 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode> {
             "backend:cudaMallocAsync is CUDA's own allocator; only the native caching allocator is simulated".into(),
         ));
     }
-    let bytes = std::fs::read(&args.snapshot).map_err(|e| Error::io(&args.snapshot, e))?;
-    let snap = parse_snapshot(&bytes)
-        .map_err(|e| Error::bad(format!("{}: {e}", args.snapshot.display())))?;
+    let bytes = crate::input::read_file(
+        &args.snapshot,
+        "a memory snapshot",
+        crate::limits::MAX_FILE_BYTES,
+        true,
+    )?;
+    let snap = parse_snapshot(&bytes).map_err(|e| {
+        Error::bad(format!(
+            "{}: {e}",
+            crate::output::shown(&args.snapshot.display().to_string())
+        ))
+    })?;
     if args.device >= snap.device_traces.len() {
         return Err(Error::bad(format!(
             "{}: no trace for device {} (the snapshot has {})",

@@ -10,6 +10,10 @@ mod expandable;
 pub mod oom;
 mod oom_parse;
 mod pickle_guard;
+mod pickle_measure;
+#[cfg(test)]
+mod pickle_tests;
+mod pickle_walk;
 mod release;
 pub mod replay;
 pub mod rules;

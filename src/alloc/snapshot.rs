@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use serde_pickle::{DeOptions, HashableValue, Value};
 
 use super::trace::TraceEvent;
+use crate::limits::MAX_DEVICE_INDEX;
 
 /// One entry of a device trace.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,10 +69,29 @@ fn first_frame(v: Option<&Value>) -> Option<String> {
     ))
 }
 
+/// A segment's `device`, checked before it sizes a table (10^9 once
+/// allocated 24 GB, 2^64-1 overflowed an index).
+fn segment_device(seg: &BTreeMap<HashableValue, Value>) -> Result<usize, String> {
+    let Some(v) = get(seg, "device") else {
+        return Ok(0);
+    };
+    match as_u64(v) {
+        Some(d) if d <= MAX_DEVICE_INDEX => Ok(d as usize),
+        _ => Err(format!(
+            "a segment's device {} is over the limit on the largest device index ({MAX_DEVICE_INDEX})",
+            match v {
+                Value::I64(i) => i.to_string(),
+                Value::Int(b) => b.to_string(),
+                other => crate::output::shown(&format!("{other:?}")),
+            }
+        )),
+    }
+}
+
 /// Parses snapshot bytes; the error is one line saying what is wrong.
 pub fn parse_snapshot(bytes: &[u8]) -> Result<Snapshot, String> {
     // Real snapshots nest 5 levels (dict / list / entry / frames / frame).
-    super::pickle_guard::check_pickle_shape(bytes, 64, 1 << 26)
+    super::pickle_guard::check_pickle_shape(bytes)
         .map_err(|e| format!("not a readable pickle ({e})"))?;
     let value =
         serde_pickle::value_from_slice(bytes, DeOptions::new().replace_unresolved_globals())
@@ -86,7 +106,7 @@ pub fn parse_snapshot(bytes: &[u8]) -> Result<Snapshot, String> {
     let mut active_blocks: Vec<Vec<(u64, u64)>> = Vec::new();
     for seg in segment_list {
         let Value::Dict(seg) = seg else { continue };
-        let dev = get(seg, "device").and_then(as_u64).unwrap_or(0) as usize;
+        let dev = segment_device(seg)?;
         let Some(Value::List(blocks)) = get(seg, "blocks") else {
             continue;
         };

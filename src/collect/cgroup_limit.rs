@@ -96,6 +96,48 @@ impl Drop for LimitCgroup {
     }
 }
 
+/// Removes the `<prefix><pid>` cgroups under `parent` whose headroom
+/// process is gone (killed with -9 before its guardian existed, or on a
+/// kernel that lost it): their processes are killed, then the directory
+/// removed. A pid that is alive and still a headroom keeps its cgroup.
+/// Returns the directories removed.
+pub fn remove_stale(parent: &CgroupReader, prefix: &str) -> Vec<PathBuf> {
+    let mut removed = Vec::new();
+    let Ok(entries) = std::fs::read_dir(parent.dir()) else {
+        return removed;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix(prefix)
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        if comm.trim() == "headroom" {
+            continue;
+        }
+        let mut cg = LimitCgroup {
+            reader: CgroupReader::with_root(entry.path(), parent.version()),
+            removed: false,
+        };
+        let procs = std::fs::read_to_string(cg.procs_path()).unwrap_or_default();
+        for p in procs
+            .split_whitespace()
+            .filter_map(|p| p.parse::<i32>().ok())
+        {
+            // SAFETY: kill(2) of a process inside a cgroup headroom made.
+            unsafe { libc::kill(p, libc::SIGKILL) };
+        }
+        // remove() waits up to two seconds for the killed tasks to go.
+        if cg.remove().is_ok() {
+            removed.push(entry.path());
+        }
+    }
+    removed
+}
+
 /// The one-line alternative for a systemd machine where headroom cannot
 /// write cgroups itself; `None` where systemd is not running.
 pub fn systemd_hint(limit_text: &str) -> Option<String> {

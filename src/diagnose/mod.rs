@@ -100,12 +100,7 @@ pub fn diagnose(inputs: &[InputSource], opts: &Options) -> Result<Diagnosis> {
         let st = match &input.origin {
             Origin::Stdin => scanner.scan_reader(&name, std::io::stdin().lock(), input.sacct),
             Origin::File(path) => {
-                if path.is_dir() {
-                    return Err(Error::bad(format!(
-                        "{name}: is a directory, not a log file"
-                    )));
-                }
-                let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+                let file = crate::input::open_log(path)?;
                 scanner.scan_reader(&name, file, input.sacct)
             }
         }

@@ -186,7 +186,6 @@ pub fn default_calibration_path() -> Option<std::path::PathBuf> {
 
 /// Coefficients from `path`, else from the default file if it exists, else defaults.
 pub fn load_coefficients(path: Option<&std::path::Path>) -> crate::error::Result<Coefficients> {
-    use crate::error::Error;
     let (path, explicit) = match path {
         Some(p) => (p.to_path_buf(), true),
         None => match default_calibration_path() {
@@ -194,14 +193,8 @@ pub fn load_coefficients(path: Option<&std::path::Path>) -> crate::error::Result
             _ => return Ok(Coefficients::default()),
         },
     };
-    let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
-    let file: CalibrationFile = serde_yaml::from_str(&text).map_err(|e| {
-        Error::bad(format!(
-            "{}: not a calibration file: {}",
-            path.display(),
-            e.to_string().replace('\n', " ")
-        ))
-    })?;
+    let text = crate::input::read_text(&path, "a calibration file", true)?;
+    let file = super::coeff_bounds::parse_calibration(&text, &path)?;
     let mut c = file.coefficients;
     c.source = format!(
         "{}{}",

@@ -7,6 +7,7 @@
 
 mod batches;
 mod builder;
+mod coeff_bounds;
 mod coefficients;
 mod dataset;
 pub mod degree;
@@ -22,6 +23,7 @@ mod props;
 mod step_shape;
 
 pub use batches::{BatchModel, Prepared, batch_stats};
+pub use coeff_bounds::{parse_calibration, validate as validate_coefficients};
 pub use coefficients::{
     CalibrationFile, Coefficients, GpuProvenance, default_calibration_path, load_coefficients,
 };

@@ -6,7 +6,10 @@
 
 mod github;
 mod json;
+mod text;
 mod yaml;
+
+pub use text::{escape_controls, shown, shown_within};
 
 use std::io::Write;
 
@@ -42,10 +45,18 @@ pub trait Report: Serialize {
 /// Writes `report` to `w` in `format`.
 pub fn emit<R: Report>(report: &R, format: Format, w: &mut dyn Write) -> Result<()> {
     let res = match format {
-        Format::Table => report.write_text(w),
+        // Text for people is drawn whole, then escaped as a whole: no
+        // control character from input reaches the terminal (text.rs).
+        Format::Table | Format::Github => {
+            let mut buf = Vec::new();
+            let drawn = match format {
+                Format::Table => report.write_text(&mut buf),
+                _ => github::write(report, &mut buf),
+            };
+            drawn.and_then(|()| w.write_all(text::safe_report(&buf).as_bytes()))
+        }
         Format::Json => json::write(report, w),
         Format::Yaml => yaml::write(report, w),
-        Format::Github => github::write(report, w),
     };
     match res {
         Ok(()) => Ok(()),

@@ -10,7 +10,7 @@ use tabled::settings::{Alignment, Style};
 
 use super::PlanReport;
 use crate::estimate::PhaseEstimate;
-use crate::output::Report;
+use crate::output::{Report, shown, shown_within};
 use crate::units::{fmt_bytes, fmt_delta};
 
 /// A rounded table whose `numeric` columns are right-aligned.
@@ -72,7 +72,9 @@ fn components_table(phases: &[PhaseEstimate], gpu: bool) -> Option<String> {
 impl Report for PlanReport {
     fn write_text(&self, w: &mut dyn Write) -> std::io::Result<()> {
         let l = &self.limits;
-        writeln!(w, "headroom plan: {} ({})", self.job, self.source)?;
+        // The name and path come from input: shown cut (output/text.rs).
+        let (job, source) = (shown(&self.job), shown(&self.source));
+        writeln!(w, "headroom plan: {job} ({source})")?;
         let host = l.host.map_or("no host limit given".into(), |h| {
             format!(
                 "host {} ({} usable with the {:.0}% margin, {:?} accounting)",
@@ -194,7 +196,7 @@ impl Report for PlanReport {
         }
         self.write_recommendation(w)?;
         for warning in &self.warnings {
-            writeln!(w, "warning: {warning}")?;
+            writeln!(w, "warning: {}", shown_within(warning, 400))?;
         }
         for a in &self.assumptions {
             writeln!(w, "assumed: {a}")?;
@@ -215,7 +217,12 @@ impl Report for PlanReport {
         let mut out: Vec<(&'static str, String)> = self
             .warnings
             .iter()
-            .map(|m| ("warning", format!("{}: {m}", self.source)))
+            .map(|m| {
+                (
+                    "warning",
+                    format!("{}: {}", shown(&self.source), shown_within(m, 400)),
+                )
+            })
             .collect();
         if let Some(f) = &self.failure {
             let fix = self.recommended.as_ref().map_or(String::new(), |r| {
@@ -225,7 +232,7 @@ impl Report for PlanReport {
                 "error",
                 format!(
                     "{}: does not fit (exit {} in {}): {}{fix}",
-                    self.source,
+                    shown(&self.source),
                     f.exit_code,
                     f.phase.as_str(),
                     f.message

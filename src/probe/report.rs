@@ -64,9 +64,10 @@ pub struct ProbeReport {
     pub skipped_lines: usize,
 }
 
+/// A file of the run directory: a regular file, size-capped (it came from
+/// wherever the user got the directory).
 fn read(dir: &Path, name: &str) -> Result<String> {
-    let p = dir.join(name);
-    std::fs::read_to_string(&p).map_err(|e| Error::io(&p, e))
+    crate::input::read_text(&dir.join(name), name, false)
 }
 
 /// Reads `dir` (a `watch --probe --out` directory) and predicts the observed

@@ -23,13 +23,11 @@ pub struct Loaded {
 /// Loads `arg`: a file path, a job profile name or a dataset profile name.
 pub fn load(arg: &str) -> Result<Loaded> {
     let path = Path::new(arg);
-    if path.is_dir() {
-        return Err(Error::bad(format!("{arg} is a directory, not a job spec")));
-    }
-    if path.is_file() {
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-        let text = String::from_utf8(bytes)
-            .map_err(|_| Error::bad(format!("{arg} is not a text file")))?;
+    // Anything at that path (a FIFO, a device, a dangling or looping link
+    // included) is the user's file: input.rs names what is wrong with it
+    // rather than "unknown job" below.
+    if arg == "-" || path.symlink_metadata().is_ok() {
+        let text = crate::input::read_text(path, "a job spec or sbatch script", true)?;
         return from_text(&text, arg);
     }
     if let Some(text) = profiles::text("jobs", &profiles::normalize(arg)) {
@@ -76,6 +74,7 @@ pub fn from_text(text: &str, source: &str) -> Result<Loaded> {
             warnings,
         });
     }
+    super::yaml_depth::check(text, source)?;
     let spec = parse_yaml(text, source)?;
     Ok(Loaded {
         spec,

@@ -7,7 +7,10 @@ mod load;
 mod resolve;
 pub mod sbatch;
 mod types;
+mod yaml_depth;
 
-pub use load::{Loaded, load};
+pub use yaml_depth::check as check_yaml_depth;
+
+pub use load::{Loaded, from_text, load};
 pub use resolve::{Job, ModelKind};
 pub use types::*;

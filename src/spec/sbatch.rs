@@ -7,6 +7,8 @@ use std::collections::HashMap;
 
 use super::types::{DatasetRef, JobSpec};
 use crate::error::{Error, Result};
+use crate::limits::{self, MAX_VARIABLE_BYTES};
+use crate::output::shown;
 use crate::units::{BareNumber, Bytes, parse_size};
 
 /// Parses `text`; returns the spec and warnings for the user.
@@ -26,10 +28,12 @@ pub fn parse(text: &str, source: &str) -> Result<(JobSpec, Vec<String>)> {
             }
         } else if line.starts_with('#') || line.is_empty() {
         } else if let Some((name, value)) = assignment(line) {
-            let value = substitute(&value, &vars);
+            let value = substitute(&value, &vars).map_err(|v| too_long(source, &name, &v))?;
             vars.insert(name, value);
         } else if is_python_launch(line) {
-            args.extend(python_args(&substitute(line, &vars)));
+            let line =
+                substitute(line, &vars).map_err(|v| too_long(source, "the python line", &v))?;
+            args.extend(python_args(&line));
         }
     }
     let dataset = find_arg(&args, &["dataset", "dataset_name", "data", "name"])
@@ -45,8 +49,9 @@ pub fn parse(text: &str, source: &str) -> Result<(JobSpec, Vec<String>)> {
     for (key, value) in &directives {
         match key.as_str() {
             "mem" => {
-                let bytes = parse_size(value, BareNumber::SlurmMebibytes)
-                    .map_err(|e| Error::bad(format!("{source}: #SBATCH --mem: {e}")))?;
+                let bytes = parse_size(value, BareNumber::SlurmMebibytes).map_err(|e| {
+                    Error::bad(format!("{}: #SBATCH --mem: {}", shown(source), shown(&e)))
+                })?;
                 if bytes == 0 {
                     warnings.push(
                         "--mem=0 asks for the whole node; give --mem to plan against a size".into(),
@@ -134,8 +139,20 @@ fn is_python_launch(line: &str) -> bool {
     })
 }
 
-/// `$VAR` and `${VAR}` replaced by earlier assignments.
-fn substitute(text: &str, vars: &HashMap<String, String>) -> String {
+/// The error for a substitution past [`MAX_VARIABLE_BYTES`]: the value is
+/// shown cut, never whole (it could be a quarter of a GiB).
+fn too_long(source: &str, name: &str, value: &str) -> Error {
+    limits::exceeded(
+        &format!("{}: {} = {}", shown(source), shown(name), shown(value)),
+        "the longest variable",
+        format!("{MAX_VARIABLE_BYTES} bytes after substituting variables"),
+    )
+}
+
+/// `$VAR` and `${VAR}` replaced by earlier assignments; the partial text as
+/// the error once it grows past [`MAX_VARIABLE_BYTES`] (`A=$A$A` on 40
+/// lines would make 2^40 bytes).
+fn substitute(text: &str, vars: &HashMap<String, String>) -> std::result::Result<String, String> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(pos) = rest.find('$') {
@@ -160,9 +177,15 @@ fn substitute(text: &str, vars: &HashMap<String, String>) -> String {
             }
         }
         rest = tail;
+        if out.len() > MAX_VARIABLE_BYTES {
+            return Err(out);
+        }
     }
     out.push_str(rest);
-    out
+    if out.len() > MAX_VARIABLE_BYTES {
+        return Err(out);
+    }
+    Ok(out)
 }
 
 /// `--batch_size 512 --num_neighbors 10 5 --flag` → [(batch_size, 512), (num_neighbors, "10 5"), (flag, "")].
@@ -207,9 +230,13 @@ fn find_var(vars: &HashMap<String, String>, names: &[&str]) -> Option<String> {
 }
 
 fn parse_int<T: std::str::FromStr>(text: &str, what: &str, source: &str) -> Result<T> {
-    text.trim()
-        .parse()
-        .map_err(|_| Error::bad(format!("{source}: {what} '{text}' is not a whole number")))
+    text.trim().parse().map_err(|_| {
+        Error::bad(format!(
+            "{}: {what} '{}' is not a whole number",
+            shown(source),
+            shown(text)
+        ))
+    })
 }
 
 /// `gpu:a40:1` → a40; `gpu:1` → none; `a100:2` → a100.
@@ -283,6 +310,20 @@ mod tests {
     fn substitution_leaves_unknown_variables() {
         let mut vars = HashMap::new();
         vars.insert("A".to_string(), "1".to_string());
-        assert_eq!(substitute("x $A ${A} $B ${C", &vars), "x 1 1 $B ${C");
+        assert_eq!(
+            substitute("x $A ${A} $B ${C", &vars).unwrap(),
+            "x 1 1 $B ${C"
+        );
+    }
+
+    #[test]
+    fn doubling_a_variable_stops_at_the_limit_with_a_short_message() {
+        // The script of the issue: 40 doublings would be 2^40 bytes.
+        let mut text = "#!/bin/bash\nA=xxxxxxxx\n".to_string();
+        text.push_str(&"A=$A$A\n".repeat(40));
+        text.push_str("python t.py --dataset $A\n");
+        let err = parse(&text, "bomb.sbatch").unwrap_err().to_string();
+        assert!(err.contains("longest variable"), "{err}");
+        assert!(err.len() < 600, "the message is {} bytes", err.len());
     }
 }

@@ -23,9 +23,18 @@ pub const STDERR_TAIL_BYTES: usize = 64 * 1024;
 static CHILD_PGID: AtomicI32 = AtomicI32::new(0);
 /// The last signal forwarded to the job (0: none).
 static FORWARDED: AtomicI32 = AtomicI32::new(0);
+/// The pid that sent headroom that signal (0: the kernel or the terminal).
+static SENDER: AtomicI32 = AtomicI32::new(0);
 
-extern "C" fn forward(sig: libc::c_int) {
+extern "C" fn forward(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
     let pgid = CHILD_PGID.load(Ordering::SeqCst);
+    // SAFETY: the kernel passes a valid siginfo with SA_SIGINFO.
+    let sender = if info.is_null() {
+        0
+    } else {
+        unsafe { (*info).si_pid() }
+    };
+    SENDER.store(sender, Ordering::SeqCst);
     FORWARDED.store(sig, Ordering::SeqCst);
     if pgid > 0 {
         // kill(2) is async-signal-safe.
@@ -41,7 +50,7 @@ pub fn forward_signals_to(pgid: i32) {
         unsafe {
             let mut act: libc::sigaction = std::mem::zeroed();
             act.sa_sigaction = forward as *const () as usize;
-            act.sa_flags = libc::SA_RESTART;
+            act.sa_flags = libc::SA_RESTART | libc::SA_SIGINFO;
             libc::sigemptyset(&mut act.sa_mask);
             libc::sigaction(sig, &act, std::ptr::null_mut());
         }
@@ -51,6 +60,25 @@ pub fn forward_signals_to(pgid: i32) {
 /// The signal headroom forwarded to the job, if any.
 pub fn forwarded_signal() -> Option<i32> {
     Some(FORWARDED.load(Ordering::SeqCst)).filter(|&s| s != 0)
+}
+
+/// Who sent headroom the forwarded signal, in words: `pid 4242 (slurmstepd)`,
+/// or the terminal/kernel when no process did (Ctrl-C). Read while the
+/// sender may still be alive, so call it as soon as the signal is seen.
+pub fn signal_sender() -> String {
+    match SENDER.load(Ordering::SeqCst) {
+        0 => "the terminal or the kernel".to_string(),
+        pid => match std::fs::read_to_string(format!("/proc/{pid}/comm")) {
+            Ok(comm) => format!("pid {pid} ({})", crate::output::shown(comm.trim())),
+            Err(_) => format!("pid {pid}"),
+        },
+    }
+}
+
+/// SIGKILL to the job's whole process group: the end of the grace period.
+pub fn kill_group(pgid: i32) {
+    // SAFETY: a plain kill(2) of a process group headroom created.
+    unsafe { libc::kill(-pgid, libc::SIGKILL) };
 }
 
 /// Starts `argv` in its own process group with oom_score_adj 1000, joining
@@ -69,12 +97,19 @@ pub fn spawn(
     cmd.args(&argv[1..])
         .envs(env.iter().map(|(k, v)| (k, v)))
         .stderr(Stdio::piped());
+    let parent = std::process::id() as libc::pid_t;
     // SAFETY: between fork and exec only async-signal-safe calls are made
-    // (setpgid, open, write, close) on memory prepared before the fork.
+    // (setpgid, prctl, getppid, open, write, close) on memory prepared before the fork.
     unsafe {
         cmd.pre_exec(move || {
             if libc::setpgid(0, 0) != 0 {
                 return Err(std::io::Error::last_os_error());
+            }
+            // Should headroom die (even by SIGKILL), the job dies with it;
+            // if it already has, the job must not start as an orphan.
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            if libc::getppid() != parent {
+                libc::_exit(137);
             }
             write_c(c"/proc/self/oom_score_adj".as_ptr(), b"1000");
             if let Some(p) = &procs

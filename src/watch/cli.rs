@@ -49,6 +49,10 @@ pub struct WatchArgs {
     /// sums the hierarchy on each read). Usage is read every sample.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub stat_every: u64,
+    /// After forwarding SIGTERM or SIGINT, wait this long for the job to
+    /// end, then SIGKILL its process group (a job that ignores SIGTERM).
+    #[arg(long, default_value = "10s", value_parser = parse_interval)]
+    pub kill_after: Duration,
     /// The command to run, after `--`.
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true, num_args = 1..)]
     pub command: Vec<String>,

@@ -49,6 +49,8 @@ pub struct Ended<'a> {
     pub write_error: Option<Error>,
     /// When headroom began watching (before the cgroup and NVML were set up).
     pub began: std::time::Instant,
+    /// Who sent the signal headroom forwarded, and whether it had to SIGKILL.
+    pub stop: super::verdict::StopEvidence,
 }
 
 /// Summarizes, explains, cleans up and returns the job's exit code.
@@ -69,6 +71,7 @@ pub fn finish(e: Ended<'_>) -> Result<ExitCode> {
         predicted,
         write_error,
         began,
+        stop,
     } = e;
     let end = cgroup.as_ref().map(|c| c.read());
     let oom_kill_delta = match (oom_before, end.as_ref().and_then(|m| m.oom_kill)) {
@@ -80,6 +83,7 @@ pub fn finish(e: Ended<'_>) -> Result<ExitCode> {
         oom_kill_delta,
         stderr_tail: &stderr_tail,
         forwarded_signal: forwarded_signal(),
+        stop,
     });
     let cpu = own_cpu_seconds();
     let summary = WatchSummary {

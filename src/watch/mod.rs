@@ -9,6 +9,7 @@
 pub mod child;
 pub mod cli;
 pub mod finish;
+mod guard;
 pub mod plot;
 pub mod run;
 pub mod sample;

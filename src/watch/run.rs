@@ -102,6 +102,15 @@ pub fn watch(
     };
     let pid = job.id();
     child::forward_signals_to(pid as i32);
+    // Outputs still empty when headroom dies are the guardian's to delete.
+    let empty_outputs: Vec<PathBuf> = [&files.summary, &files.plot]
+        .into_iter()
+        .filter_map(|f| f.as_ref().map(|(p, _)| p.clone()))
+        .collect();
+    let cg_dir = limit_cg.as_ref().map(|c| c.reader().dir().to_path_buf());
+    let guard = super::guard::start(pid as i32, cg_dir.as_deref(), &empty_outputs)
+        .map_err(|e| Error::Internal(format!("cannot start the cleanup guardian: {e}")))?;
+    let mut stop = Stop::default();
     let tail = job.stderr.take().map(tee_stderr);
     let (done_tx, done_rx) = mpsc::channel();
     std::thread::spawn(move || {
@@ -144,6 +153,7 @@ pub fn watch(
             samples.push(s);
             thin(&mut samples);
         }
+        stop.check(pid as i32, args.kill_after);
         let wait = args.interval.saturating_sub(tick.elapsed());
         match done_rx.recv_timeout(wait) {
             Ok(status) => break status,
@@ -174,7 +184,7 @@ pub fn watch(
         None => String::new(),
     };
 
-    finish(Ended {
+    let ended = finish(Ended {
         args,
         summary_file: files.summary,
         plot_file: files.plot,
@@ -190,7 +200,47 @@ pub fn watch(
         predicted,
         write_error,
         began,
-    })
+        stop: stop.evidence(),
+    });
+    if ended.is_ok() {
+        guard.finished();
+    }
+    ended
+}
+
+/// The forwarded signal and its escalation: when it was first seen, who
+/// sent it, and whether the grace period ran out.
+#[derive(Default)]
+struct Stop {
+    seen: Option<(Instant, String)>,
+    killed_after: Option<Duration>,
+}
+
+impl Stop {
+    /// SIGKILL to the job's group once `grace` has passed since a forwarded
+    /// SIGTERM/SIGINT it has not ended on.
+    fn check(&mut self, pgid: i32, grace: Duration) {
+        if child::forwarded_signal().is_none() {
+            return;
+        }
+        let (at, _) = self
+            .seen
+            .get_or_insert_with(|| (Instant::now(), child::signal_sender()));
+        if self.killed_after.is_none() && at.elapsed() >= grace {
+            child::kill_group(pgid);
+            self.killed_after = Some(grace);
+        }
+    }
+
+    fn evidence(self) -> super::verdict::StopEvidence {
+        super::verdict::StopEvidence {
+            sender: self
+                .seen
+                .map(|(_, who)| who)
+                .unwrap_or_else(child::signal_sender),
+            killed_after_s: self.killed_after.map(|d| d.as_secs_f64()),
+        }
+    }
 }
 
 /// A probed run's timeline is JSONL whatever `--format` says: its report
@@ -220,6 +270,8 @@ fn make_limit_cgroup(limit: u64) -> Result<LimitCgroup> {
     };
     let own = CgroupReader::own()
         .ok_or_else(|| hint("no memory cgroup found for this process".into()))?;
+    // Cgroups of earlier runs whose headroom died before it could clean up.
+    crate::collect::cgroup_limit::remove_stale(&own, "headroom-watch-");
     let name = format!("headroom-watch-{}", std::process::id());
     LimitCgroup::create(&own, &name, limit).map_err(hint)
 }

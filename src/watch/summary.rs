@@ -163,7 +163,8 @@ impl Report for WatchSummary {
         )?;
         for p in &self.peaks {
             let top = match (&p.top_comm, p.top_pid) {
-                (Some(c), Some(pid)) => format!("{c} ({pid})"),
+                // A process names itself (prctl): shown cut and escaped.
+                (Some(c), Some(pid)) => format!("{} ({pid})", crate::output::shown(c)),
                 _ => "-".into(),
             };
             writeln!(
@@ -212,7 +213,9 @@ impl Report for WatchSummary {
         writeln!(
             w,
             "verdict: {} ({}): {}",
-            self.category, self.confidence, self.reason
+            self.category,
+            self.confidence,
+            crate::output::shown_within(&self.reason, 400)
         )
     }
 }

@@ -28,6 +28,7 @@ fn ev(exit: ExitKind, oom: Option<u64>, stderr: &str) -> (Category, Confidence) 
         oom_kill_delta: oom,
         stderr_tail: stderr,
         forwarded_signal: None,
+        stop: Default::default(),
     });
     (v.category, v.confidence)
 }
@@ -154,6 +155,7 @@ fn a_signal_headroom_forwarded_explains_the_end() {
         oom_kill_delta: Some(0),
         stderr_tail: "Traceback (most recent call last):\nKeyboardInterrupt",
         forwarded_signal: Some(2),
+        stop: Default::default(),
     });
     assert_eq!(
         (v.category, v.confidence),

@@ -44,6 +44,17 @@ pub struct EndEvidence<'a> {
     pub stderr_tail: &'a str,
     /// The signal headroom itself forwarded to the job (Ctrl-C, SIGTERM), if any.
     pub forwarded_signal: Option<i32>,
+    /// Who sent it, and whether headroom had to SIGKILL the job after it.
+    pub stop: StopEvidence,
+}
+
+/// Where a forwarded signal came from and what headroom did after it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StopEvidence {
+    /// The sender in words (`pid 4242 (slurmstepd)`, the terminal or kernel).
+    pub sender: String,
+    /// Seconds of grace after which headroom sent SIGKILL; `None`: it did not.
+    pub killed_after_s: Option<f64>,
 }
 
 /// A cause, how sure, and the one-line reason shown to the user.
@@ -78,10 +89,14 @@ pub fn verdict(ev: &EndEvidence<'_>) -> Verdict {
         );
     }
     if let Some(sig) = ev.forwarded_signal {
-        let reason = format!(
-            "stopped by the {} headroom forwarded (Ctrl-C or kill)",
-            signal_name(sig)
-        );
+        let (name, who) = (signal_name(sig), &ev.stop.sender);
+        let reason = match (ev.stop.killed_after_s, ev.exit) {
+            (Some(grace), ExitKind::Signal(9)) => format!(
+                "the job ignored the {name} that {who} sent headroom and headroom \
+                 forwarded; after {grace:.0} s of grace (--kill-after) headroom sent SIGKILL"
+            ),
+            _ => format!("stopped by the {name} that {who} sent headroom, forwarded to the job"),
+        };
         return v(TimeLimit, Certain, reason);
     }
     diagnosed(ev)

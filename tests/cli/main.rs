@@ -7,6 +7,8 @@ mod alloc;
 mod calibrate;
 mod corpus;
 mod diagnose;
+mod hostile;
 mod plan;
 mod probe;
 mod watch;
+mod watch_faults;
