@@ -254,8 +254,9 @@ def _loader_after(self, args, kwargs):
     _emit("loader", **ev)
 
 
-# smaps_rollup walks a process's page tables (tens of ms for a large one,
-# while training waits): read once in the first two loaders' first passes.
+# smaps_rollup walks a process's page tables (up to half a second for a
+# main process and its workers of a few GiB, while training waits): read
+# once, in the first pass.
 _PROCS_AT_BATCH = 3
 _procs_read = set()
 
@@ -309,7 +310,7 @@ class _Batches:
         self._n += 1
         if self._n <= _BATCHES_KEPT and _on:
             _safe(self._size, b)
-            if self._n == _PROCS_AT_BATCH and len(_procs_read) < 2 and self._lid not in _procs_read:
+            if self._n == _PROCS_AT_BATCH and not _procs_read:
                 _procs_read.add(self._lid)
                 _safe(self._procs)
         return b
