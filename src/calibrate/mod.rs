@@ -15,6 +15,7 @@ pub mod graph;
 pub mod layout;
 pub mod measure;
 pub mod report;
+pub mod ridge;
 pub mod rng;
 pub mod sampler;
 pub mod shm;

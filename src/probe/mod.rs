@@ -10,6 +10,7 @@ pub mod events;
 pub mod observed;
 pub mod phases;
 pub mod report;
+mod spec;
 
 use std::ffi::OsString;
 use std::path::Path;
