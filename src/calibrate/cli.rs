@@ -112,13 +112,6 @@ impl CalibrateArgs {
     }
 }
 
-/// MemAvailable from the kernel, through the collectors' procfs root.
-fn mem_available() -> Option<u64> {
-    let root = crate::collect::procfs::ProcReader::new();
-    let text = crate::collect::read_optional(&root.root().join("meminfo"))?;
-    crate::collect::kb_field(&text, "MemAvailable")
-}
-
 /// Refuses a workload whose predicted peak (default coefficients, plus the
 /// generator's own arrays: weights, alias tables, COO and CSC, about 40 bytes
 /// a node and 24 an edge) exceeds MemAvailable.
@@ -172,7 +165,7 @@ pub fn run(args: &CalibrateArgs) -> Result<ExitCode> {
         c.seed = cfg.seed.wrapping_add(1000);
         Some(c)
     };
-    let available = mem_available();
+    let available = crate::collect::procfs::ProcReader::new().meminfo("MemAvailable");
     check_fits(&cfg, available)?;
     if let Some(c) = &check {
         check_fits(c, available)?;

@@ -118,22 +118,9 @@ pub fn fit_from(r: &ProbeReport, base: &Coefficients, provenance: &str) -> Resul
         return Err(Error::bad("the probed run has no sample inside any phase"));
     }
     let mut c = base.clone();
-    if let Some(m) = r.observed.runtime_mem {
-        c.runtime_bytes = m.anon + m.shmem;
-        c.provenance.insert(
-            "runtime_bytes".into(),
-            format!("measured: the main process's RssAnon + RssShmem once torch_geometric was imported, {provenance}"),
-        );
-    }
-    measure_directly(r, &job, &mut c, provenance);
-    let start = phase_bytes(&job, &c);
     // What was read directly is not fitted again.
-    let direct: Vec<&str> = c
-        .provenance
-        .iter()
-        .filter(|(_, v)| v.starts_with("measured:"))
-        .map(|(k, _)| k.as_str())
-        .collect();
+    let direct = measure_directly(r, &job, &mut c, provenance);
+    let start = phase_bytes(&job, &c);
     let ks: Vec<Knob> = knobs()
         .into_iter()
         .filter(|k| !direct.contains(&k.name))
@@ -191,18 +178,34 @@ pub fn fit_from(r: &ProbeReport, base: &Coefficients, provenance: &str) -> Resul
     })
 }
 
-/// The coefficient the probe reads directly: what glibc kept of the CSC
-/// builds, from the main process's memory as training starts above the
-/// runtime and the data. Worker pages are not read from the workers' USS:
+/// The coefficients the probe reads directly, set in `c` and named in the
+/// result: the runtime (the main process's memory once torch_geometric is
+/// imported) and what glibc kept of the CSC builds (its memory as training
+/// starts, above the runtime and the data). Worker pages are not read from the workers' USS:
 /// pages the workers of one loader share with each other but no longer with
 /// the main process (it rewrote its copy after the fork) are in no process's
 /// USS, yet the cgroup charges them; they are fitted with the rest.
-fn measure_directly(r: &ProbeReport, job: &Job, c: &mut Coefficients, provenance: &str) {
+fn measure_directly(
+    r: &ProbeReport,
+    job: &Job,
+    c: &mut Coefficients,
+    provenance: &str,
+) -> Vec<&'static str> {
     let o = &r.observed;
-    let set = |c: &mut Coefficients, name: &str, what: &str| {
+    let mut direct = Vec::new();
+    let mut set = |c: &mut Coefficients, name: &'static str, what: &str| {
         c.provenance
             .insert(name.into(), format!("measured: {what}, {provenance}"));
+        direct.push(name);
     };
+    if let Some(m) = o.runtime_mem {
+        c.runtime_bytes = m.anon + m.shmem;
+        set(
+            c,
+            "runtime_bytes",
+            "the main process's RssAnon + RssShmem once torch_geometric was imported",
+        );
+    }
     if let Some(m) = o.first_pass_mem {
         // The build phase's moment without what is kept and without its
         // transient: the runtime, the data and the CSCs, all in the main
@@ -225,4 +228,5 @@ fn measure_directly(r: &ProbeReport, job: &Job, c: &mut Coefficients, provenance
             );
         }
     }
+    direct
 }

@@ -212,4 +212,10 @@ impl ProcReader {
     pub fn root(&self) -> &Path {
         &self.root
     }
+
+    /// One field of `meminfo` (`MemTotal`, `MemAvailable`), bytes.
+    pub fn meminfo(&self, field: &str) -> Option<u64> {
+        let text = super::read_optional(&self.root.join("meminfo"))?;
+        super::kb_field(&text, field)
+    }
 }

@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 /// The probe's source, written as `sitecustomize.py`.
 pub const SITECUSTOMIZE: &str = include_str!("sitecustomize.py");
 
-/// Files of a probed run directory.
+/// The probe's events in a probed run directory.
 pub const EVENTS_FILE: &str = "probe.jsonl";
 /// The timeline (JSONL) of a probed run.
 pub const TIMELINE_FILE: &str = "timeline.jsonl";

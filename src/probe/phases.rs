@@ -35,7 +35,9 @@ pub struct Row {
 pub enum Measure {
     /// The job's own cgroup: anon + shmem.
     CgroupAnonShmem,
-    /// The tree's PSS less file pages.
+    /// The tree's PSS less file pages, where no cgroup of its own could be
+    /// made. Approximate: a process whose smaps is carried between reads
+    /// (watch's CPU budget) keeps the file share of its last read.
     PssAnonShmem,
 }
 

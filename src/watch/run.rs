@@ -72,7 +72,9 @@ pub fn watch(
         // A probed job gets a cgroup of its own where one can be made (no
         // limit but the machine's): its anon + shmem is then exactly what
         // the per-phase table compares, at every sample.
-        (None, true) => mem_total().and_then(|m| make_limit_cgroup(m).ok()),
+        (None, true) => ProcReader::new()
+            .meminfo("MemTotal")
+            .and_then(|m| make_limit_cgroup(m).ok()),
         (None, false) => None,
     };
     let cgroup = match &limit_cg {
@@ -251,13 +253,6 @@ fn timeline_format(args: &WatchArgs) -> super::timeline::TimelineFormat {
     } else {
         args.format
     }
-}
-
-/// MemTotal, bytes.
-fn mem_total() -> Option<u64> {
-    let root = crate::collect::procfs::ProcReader::new();
-    let text = crate::collect::read_optional(&root.root().join("meminfo"))?;
-    crate::collect::kb_field(&text, "MemTotal")
 }
 
 fn make_limit_cgroup(limit: u64) -> Result<LimitCgroup> {

@@ -21,6 +21,13 @@ fn python() -> Option<PathBuf> {
     ok.then(|| PathBuf::from("python3"))
 }
 
+/// `headroom watch --probe --out RUN`, the job still to be given.
+fn watch_probe(run: &Path) -> assert_cmd::Command {
+    let mut cmd = headroom();
+    cmd.args(["watch", "--probe", "--out"]).arg(run);
+    cmd
+}
+
 fn events(dir: &Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(dir.join("probe.jsonl"))
         .unwrap()
@@ -43,9 +50,7 @@ fn a_job_that_never_imports_torch_is_untouched() {
     };
     let out = tempfile::tempdir().unwrap();
     let run = out.path().join("run");
-    let o = headroom()
-        .args(["watch", "--probe", "--out"])
-        .arg(&run)
+    let o = watch_probe(&run)
         .arg("--")
         .arg(&py)
         .args(["-c", "import sys; print('hello'); sys.exit(3)"])
@@ -78,9 +83,7 @@ fn the_users_sitecustomize_still_runs() {
         "import os\nopen(os.environ['MARKER'], 'w').write('ran')\n",
     );
     let run = t.path().join("run");
-    headroom()
-        .args(["watch", "--probe", "--out"])
-        .arg(&run)
+    watch_probe(&run)
         .env("PYTHONPATH", t.path().join("user"))
         .env("MARKER", &marker)
         .arg("--")
@@ -121,9 +124,7 @@ fn a_failing_probe_disables_itself_and_never_reaches_the_job() {
     let script = "from torch.utils.data.dataloader import DataLoader\n\
                   try:\n    DataLoader(-1)\nexcept ValueError as e:\n    print('caught', e)\n\
                   l = DataLoader(3)\nprint(sum(l), sum(l), l.n)\n";
-    let o = headroom()
-        .args(["watch", "--probe", "--out"])
-        .arg(&run)
+    let o = watch_probe(&run)
         .env("PYTHONPATH", t.path().join("lib"))
         .arg("--")
         .arg(&py)
@@ -263,10 +264,8 @@ fn a_fresh_real_run_is_probed_where_pyg_is_importable() {
     }
     let t = tempfile::tempdir().unwrap();
     let run = t.path().join("run");
-    headroom()
+    watch_probe(&run)
         .current_dir(&root)
-        .args(["watch", "--probe", "--out"])
-        .arg(&run)
         .arg("--")
         .arg(&py)
         .args([
