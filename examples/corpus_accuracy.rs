@@ -3,17 +3,36 @@
 //! its measured and predicted peak per accounting mode, and the summary.
 //!
 //!     cargo run --release --example corpus_accuracy [CORPUS.jsonl]
+//!
+//! With `--phases` it prints every phase of every run instead (measured and
+//! predicted), the view for finding which mechanism a wrong peak comes from.
 
 use headroom::calibrate::corpus::{accuracy, compare};
 use headroom::estimate::Coefficients;
 use headroom::units::fmt_bytes;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let text = match std::env::args().nth(1) {
+    let phases = std::env::args().any(|a| a == "--phases");
+    let text = match std::env::args().skip(1).find(|a| a != "--phases") {
         Some(path) => std::fs::read_to_string(path)?,
         None => headroom::calibrate::corpus::EMBEDDED.to_string(),
     };
     let rows = compare(&text, &Coefficients::default())?;
+    if phases {
+        println!("| run | accounting | phase | measured | predicted | error |");
+        println!("|---|---|---|---:|---:|---:|");
+        for r in &rows {
+            for (phase, m, p) in &r.phases {
+                let e = 100.0 * (*p as f64 - *m as f64) / *m as f64;
+                let (m, p) = (fmt_bytes(*m), fmt_bytes(*p));
+                println!(
+                    "| {} | {} | {phase} | {m} | {p} | {e:+.1} % |",
+                    r.id, r.accounting
+                );
+            }
+        }
+        return Ok(());
+    }
     println!("| run | accounting | measured | predicted | error | peak phase |");
     println!("|---|---|---:|---:|---:|---|");
     for r in &rows {

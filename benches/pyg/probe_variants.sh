@@ -6,6 +6,9 @@
 # variant's measured phase peaks.
 #
 #   benches/pyg/probe_variants.sh [OUT_DIR]     (default /tmp/probe-runs)
+#   REPLAN=1 benches/pyg/probe_variants.sh      (keep the recorded runs; only
+#                                                calibrate and plan again, after a
+#                                                model change)
 #
 # Needs benches/pyg/.venv (setup.sh) and a release build; about 10 minutes.
 set -euo pipefail
@@ -23,12 +26,14 @@ run() {
 A="--graph powerlaw --nodes 200000 --edges 2400000 --train 8192 --valid 2048 --test 2048 --fanout 10,5 --persistent"
 B="--graph powerlaw --nodes 1000000 --edges 16000000 --train 20480 --valid 4096 --test 4096 --fanout 15,10"
 C="--graph rmat --nodes 1048576 --edges 16000000 --train 20480 --valid 4096 --test 4096 --fanout 15,10 --eval-loaders on_demand"
+if [ -z "${REPLAN:-}" ]; then
 run A-base $A --batch 512 --workers 2
 run A-var $A --batch 1024 --workers 3
 run B-base $B --batch 1024 --workers 4 --persistent
 run B-var $B --batch 2048 --workers 2 --persistent
 run C-base $C --batch 1024
 run C-var $C --batch 2048 --epochs 2
+fi
 for X in A B C; do
   "$H" calibrate --from "$OUT/$X-base" --out "$OUT/$X.cal.yaml" --format json > "$OUT/$X.fit.json"
   # The defaults: no calibration file from the user's config directory.

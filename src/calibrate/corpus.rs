@@ -29,6 +29,9 @@ pub struct Peaks {
 #[derive(Debug, Deserialize)]
 struct Measured {
     peak: Peaks,
+    /// Per-phase peaks (runtime, load, build_loaders, train, evaluate).
+    #[serde(default)]
+    phases: std::collections::BTreeMap<String, Peaks>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -56,6 +59,9 @@ pub struct Compared {
     pub predicted: u64,
     /// The phase headroom puts the peak in.
     pub phase: &'static str,
+    /// Each phase headroom predicts that the run also measured:
+    /// (phase, measured, predicted), bytes in this accounting mode.
+    pub phases: Vec<(&'static str, u64, u64)>,
     /// The smallest memory-cgroup limit the run survived (bisected), when measured.
     pub smallest_limit: Option<u64>,
 }
@@ -98,6 +104,19 @@ pub fn compare(text: &str, coeffs: &Coefficients) -> Result<Vec<Compared>> {
                 measured,
                 predicted: top.host_bytes,
                 phase: top.phase.as_str(),
+                phases: est
+                    .phases
+                    .iter()
+                    .filter_map(|p| {
+                        let m = row.measured.phases.get(p.phase.as_str())?;
+                        let m = if name == "cgroup" {
+                            m.anon_shmem
+                        } else {
+                            m.rss_sum
+                        };
+                        Some((p.phase.as_str(), m, p.host_bytes))
+                    })
+                    .collect(),
                 smallest_limit: row.smallest_limit,
             });
         }

@@ -39,7 +39,7 @@ macro_rules! knob {
     };
 }
 
-fn knobs() -> [Knob; 10] {
+fn knobs() -> [Knob; 11] {
     [
         knob!(build_heap_retained, f64),
         knob!(worker_private_bytes, u64),
@@ -51,6 +51,7 @@ fn knobs() -> [Knob; 10] {
         knob!(cpu_heap_large_eval_forked, f64),
         knob!(cpu_heap_small_shared, f64),
         knob!(cpu_heap_large_shared, f64),
+        knob!(cpu_heap_large_at_fork, f64),
     ]
 }
 

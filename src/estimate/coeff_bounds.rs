@@ -50,6 +50,7 @@ pub fn validate(c: &Coefficients) -> std::result::Result<(), String> {
         ("cpu_heap_large_eval_forked", c.cpu_heap_large_eval_forked),
         ("cpu_heap_small_shared", c.cpu_heap_small_shared),
         ("cpu_heap_large_shared", c.cpu_heap_large_shared),
+        ("cpu_heap_large_at_fork", c.cpu_heap_large_at_fork),
         ("allocator_reserve_fraction", c.allocator_reserve_fraction),
         ("build_heap_retained", c.build_heap_retained),
     ];

@@ -43,14 +43,16 @@ pub struct Coefficients {
     /// dynamic mmap threshold (up to 32 MiB, small graphs) they are freed
     /// into the heap and kept. 0 on large graphs (mmapped, given back).
     pub build_heap_retained: f64,
-    /// CPU training, first epoch: heap kept beyond the live step bytes, as a
-    /// fraction of them, when the step's largest tensor is under glibc's
-    /// 32 MiB mmap threshold ceiling (served from the heap, fragmenting).
+    /// CPU training, first epoch: heap kept beyond the live step bytes, per
+    /// byte of the step's heap-resident tensors (those under glibc's 32 MiB
+    /// mmap threshold ceiling: served from the heap, fragmenting), when the
+    /// step's largest tensor is under that ceiling too.
     pub cpu_heap_small_tensors: f64,
     /// The same when the largest tensors are mmapped (freed exactly).
     pub cpu_heap_large_tensors: f64,
     /// Evaluation whose workers are forked from the grown heap (the pages
-    /// they and the main process rewrite are copied), small tensors.
+    /// they and the main process rewrite are copied), per heap-resident
+    /// byte, small tensors.
     pub cpu_heap_small_eval_forked: f64,
     /// The same, large tensors.
     pub cpu_heap_large_eval_forked: f64,
@@ -59,6 +61,12 @@ pub struct Coefficients {
     pub cpu_heap_small_shared: f64,
     /// The same, large tensors.
     pub cpu_heap_large_shared: f64,
+    /// Large tensors: the main process's heap that workers forked after
+    /// training map, as a fraction of the live step bytes (their RSS counts
+    /// it). pl200k-undirected-w2's smaps: an evaluation worker's RSS is
+    /// 106 MB above a training worker's, the main process's anon 108 MB
+    /// above its own at the first training batch.
+    pub cpu_heap_large_at_fork: f64,
     /// CUDA context as NVML sees it when the GPU profile does not say.
     pub cuda_context_bytes: u64,
     /// Whether `cuda_context_bytes` was measured on this machine's GPU by
@@ -88,6 +96,7 @@ fn default_provenance() -> BTreeMap<String, String> {
         "cpu_heap_large_eval_forked",
         "cpu_heap_small_shared",
         "cpu_heap_large_shared",
+        "cpu_heap_large_at_fork",
         "sort_bytes_per_element",
     ] {
         p.insert(k.to_string(), format!("default: {PYTHON_CORPUS}"));
@@ -139,12 +148,13 @@ impl Default for Coefficients {
             sampler_bytes_per_node: 64,
             sort_bytes_per_element: 32,
             build_heap_retained: 0.0,
-            cpu_heap_small_tensors: 1.25,
-            cpu_heap_large_tensors: 0.15,
-            cpu_heap_small_eval_forked: 2.2,
-            cpu_heap_large_eval_forked: 1.0,
+            cpu_heap_small_tensors: 1.5,
+            cpu_heap_large_tensors: 1.0,
+            cpu_heap_small_eval_forked: 2.65,
+            cpu_heap_large_eval_forked: 4.4,
             cpu_heap_small_shared: 5.3,
             cpu_heap_large_shared: 1.2,
+            cpu_heap_large_at_fork: 0.15,
             cuda_context_bytes: 500 << 20,
             cuda_context_measured: false,
             allocator_reserve_fraction: 0.25,

@@ -59,7 +59,16 @@ pub(super) fn cpu_heap(
     let c = |small_tensors: f64, large_tensors: f64| {
         if small { small_tensors } else { large_tensors }
     };
-    let first = c(coeffs.cpu_heap_small_tensors, coeffs.cpu_heap_large_tensors);
+    // The first-epoch and forked-evaluation ratios are per heap-resident
+    // byte: a step whose tensors are nearly all mmapped keeps next to
+    // nothing (pl200k-b8192, pl1m-b4096, pl200k-undirected-w2 in the corpus).
+    let share = super::heap_share::heap_resident_share(
+        job,
+        train,
+        settings.batch_size as f64,
+        settings.num_workers == 0,
+    );
+    let first = share * c(coeffs.cpu_heap_small_tensors, coeffs.cpu_heap_large_tensors);
     let w = settings.num_workers;
     let we = job.eval_num_workers.unwrap_or(w);
     let forked_from_grown_heap = job.epochs > 1
@@ -77,16 +86,26 @@ pub(super) fn cpu_heap(
     let after = if forked_from_grown_heap {
         train_kept
     } else if we > 0 && settings.eval_loaders != EvalLoaders::None {
-        first.max(c(
-            coeffs.cpu_heap_small_eval_forked,
-            coeffs.cpu_heap_large_eval_forked,
-        ))
+        first.max(
+            share
+                * c(
+                    coeffs.cpu_heap_small_eval_forked,
+                    coeffs.cpu_heap_large_eval_forked,
+                ),
+        )
     } else {
         first
     };
     HeapKept {
         train: live * train_kept,
         after: live * after,
-        at_eval_fork: live * first + if small { live } else { 0.0 },
+        // Heap pages stay resident once touched, whichever tensors later
+        // reuse them: a worker forked after training maps at least the
+        // measured share of the step that large-tensor runs leave there.
+        at_eval_fork: if small {
+            live * first + live
+        } else {
+            live * first.max(coeffs.cpu_heap_large_at_fork)
+        },
     }
 }

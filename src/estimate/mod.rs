@@ -14,6 +14,7 @@ pub mod degree;
 mod evaluate;
 pub mod fanout;
 mod gpu;
+mod heap_share;
 mod host;
 mod host_heap;
 mod phase;
