@@ -9,16 +9,25 @@ use crate::error::{Error, Result};
 use crate::estimate::Coefficients;
 use crate::output::{Format, emit};
 use crate::spec::{Accounting, DatasetRef, Device, EvalLoaders, Job, JobSpec, load};
-use crate::units::{BareNumber, Bytes, parse_size};
+use crate::units::{BareNumber, Bytes, fmt_bytes, parse_size, parse_slurm_mem};
 
 /// The job and the overrides `plan` and `check` share.
 #[derive(Debug, Clone, clap::Args)]
 pub struct JobArgs {
     /// A job spec (YAML), an sbatch script, a job profile or a dataset profile name.
     pub job: String,
-    /// Host memory per node, as Slurm's --mem (256G = 256 GiB; a bare number is MiB).
-    #[arg(long)]
+    /// Host memory per node, as Slurm's --mem reads it (256G and 256GB = 256 GiB; a bare number is MiB; 0 = the whole node, see --node-mem).
+    #[arg(long, conflicts_with_all = ["mem_per_cpu", "mem_per_gpu"])]
     pub mem: Option<String>,
+    /// Slurm's --mem-per-cpu: the host budget is this × --cpus × --ranks-per-node.
+    #[arg(long, conflicts_with = "mem_per_gpu")]
+    pub mem_per_cpu: Option<String>,
+    /// Slurm's --mem-per-gpu: the host budget is this × --ranks-per-node (one GPU per rank).
+    #[arg(long)]
+    pub mem_per_gpu: Option<String>,
+    /// The node's memory (Slurm units; `sinfo -N -o '%N %m'` prints it in MiB): what --mem=0 gives.
+    #[arg(long)]
+    pub node_mem: Option<String>,
     /// GPU: a profile name (a40, a100-80gb, h100...) or a size (44.53GiB).
     #[arg(long)]
     pub gpu: Option<String>,
@@ -117,22 +126,80 @@ fn size(flag: &str, text: &str, bare: BareNumber) -> Result<Bytes> {
         .map_err(|e| Error::bad(format!("{flag}: {e}")))
 }
 
-/// Parses `15,10`, `15 10` or `[15, 10]`.
+fn slurm_size(flag: &str, text: &str) -> Result<u64> {
+    parse_slurm_mem(text).map_err(|e| Error::bad(format!("{flag}: {e}")))
+}
+
+/// Parses `15,10`, `15 10` or `[15, 10]`; an empty hop (`15,,10`) is refused,
+/// not skipped: the user meant some number there. The counts themselves
+/// (0, negatives other than PyG's -1) are judged with the rest of the job.
 pub fn parse_fanout(text: &str) -> Result<Vec<i64>> {
-    text.split(|c: char| c == ',' || c.is_whitespace() || c == '[' || c == ']')
-        .filter(|s| !s.is_empty())
-        .map(|s| {
-            s.parse::<i64>()
-                .map_err(|_| Error::bad(format!("--fanout: '{s}' is not a whole number")))
+    let inner = text.trim().trim_start_matches('[').trim_end_matches(']');
+    let hops: Vec<&str> = if inner.contains(',') {
+        inner.split(',').map(str::trim).collect()
+    } else {
+        inner.split_whitespace().collect()
+    };
+    hops.iter()
+        .enumerate()
+        .map(|(i, s)| match s.parse::<i64>() {
+            Ok(n) => Ok(n),
+            Err(_) if s.is_empty() => Err(Error::bad(format!(
+                "--fanout '{text}': hop {} is empty (write e.g. 15,10)",
+                i + 1
+            ))),
+            Err(_) => Err(Error::bad(format!("--fanout: '{s}' is not a whole number"))),
         })
         .collect()
 }
 
 impl JobArgs {
     /// Applies the flags on top of `spec`.
-    pub fn apply(&self, spec: &mut JobSpec) -> Result<()> {
+    pub fn apply(&self, spec: &mut JobSpec, notes: &mut Vec<String>) -> Result<()> {
+        if let Some(r) = self.ranks_per_node {
+            spec.ranks_per_node = r;
+        }
+        if let Some(c) = self.cpus {
+            spec.cpus = Some(c);
+        }
         if let Some(m) = &self.mem {
-            spec.budget.host = Some(size("--mem", m, BareNumber::SlurmMebibytes)?);
+            spec.budget.host = Some(Bytes(slurm_size("--mem", m)?));
+        }
+        let ranks = u64::from(spec.ranks_per_node);
+        if let Some(m) = &self.mem_per_cpu {
+            let per = slurm_size("--mem-per-cpu", m)?;
+            let cpus = u64::from(spec.cpus.unwrap_or(1));
+            let host = per.saturating_mul(cpus * ranks);
+            notes.push(format!(
+                "host budget {} per node = --mem-per-cpu={} × {cpus} CPUs per rank × {ranks} rank(s)",
+                fmt_bytes(host),
+                fmt_bytes(per)
+            ));
+            spec.budget.host = Some(Bytes(host));
+        }
+        if let Some(m) = &self.mem_per_gpu {
+            let per = slurm_size("--mem-per-gpu", m)?;
+            let host = per.saturating_mul(ranks);
+            notes.push(format!(
+                "host budget {} per node = --mem-per-gpu={} × {ranks} GPU(s), assumed one per rank",
+                fmt_bytes(host),
+                fmt_bytes(per)
+            ));
+            spec.budget.host = Some(Bytes(host));
+        }
+        if let Some(n) = &self.node_mem {
+            let node = slurm_size("--node-mem", n)?;
+            if node == 0 {
+                return Err(Error::bad("--node-mem 0: the node's memory cannot be 0"));
+            }
+            // Only --mem=0 (the whole node) takes the node's size.
+            if spec.budget.host == Some(Bytes(0)) {
+                notes.push(format!(
+                    "--mem=0 is all of the node's memory: planned against --node-mem {}",
+                    fmt_bytes(node)
+                ));
+                spec.budget.host = Some(Bytes(node));
+            }
         }
         if let Some(g) = &self.gpu {
             spec.budget.gpu = Some(g.clone());
@@ -182,12 +249,6 @@ impl JobArgs {
         if let Some(m) = self.margin {
             spec.budget.margin = m;
         }
-        if let Some(r) = self.ranks_per_node {
-            spec.ranks_per_node = r;
-        }
-        if let Some(c) = self.cpus {
-            spec.cpus = Some(c);
-        }
         if let Some(d) = self.device {
             spec.device = d;
         }
@@ -203,17 +264,12 @@ impl JobArgs {
         Ok(())
     }
 
-    /// Loads, overrides and resolves the job; returns it with its source and warnings.
+    /// Loads, overrides and resolves the job; returns it with its source and
+    /// warnings. A job without budget is resolved: `plan` predicts it.
     pub fn resolve(&self) -> Result<(Job, String, Vec<String>)> {
         let mut loaded = load(&self.job)?;
-        self.apply(&mut loaded.spec)?;
+        self.apply(&mut loaded.spec, &mut loaded.warnings)?;
         let job = Job::from_spec(&loaded.spec)?;
-        if job.host_budget.is_none() {
-            return Err(Error::bad(format!(
-                "{}: no host budget: give --mem (e.g. --mem 256G) or budget.host in the job spec",
-                loaded.source
-            )));
-        }
         Ok((job, loaded.source, loaded.warnings))
     }
 
@@ -223,23 +279,46 @@ impl JobArgs {
     }
 }
 
-fn report(args: &JobArgs) -> Result<super::PlanReport> {
-    let (job, source, warnings) = args.resolve()?;
+/// Plans the resolved job and checks the /dev/shm its recommendation needs
+/// against this machine's when `--shm` was not given.
+fn plan_job(
+    args: &JobArgs,
+    job: &Job,
+    source: &str,
+    warnings: Vec<String>,
+) -> Result<super::PlanReport> {
     let coeffs = args.coefficients()?;
-    Ok(super::plan(&job, &coeffs, &source, warnings))
+    let mut r = super::plan(job, &coeffs, source, warnings);
+    let machine = super::shm_check::fs_size(std::path::Path::new("/dev/shm"));
+    super::shm_check::check(&mut r, machine);
+    Ok(r)
 }
 
-/// Runs `headroom plan`: exit 0 whenever a plan was made.
+/// Runs `headroom plan`: exit 0 whenever a plan was made, with or without a
+/// budget (without one it predicts and says that nothing was checked).
 pub fn run_plan(args: &PlanArgs) -> Result<ExitCode> {
-    let r = report(&args.job)?;
+    let (job, source, warnings) = args.job.resolve()?;
+    let r = plan_job(&args.job, &job, &source, warnings)?;
     emit(&r, args.format, &mut std::io::stdout().lock())?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// Runs `headroom check`: exit 0 when the job fits with the margin, 1 when not.
+/// Runs `headroom check`: exit 0 when the job fits with the margin, 1 when
+/// not; a job with no host budget is an error (a guardrail that checks
+/// nothing must not pass). The text is short; JSON is the whole plan.
 pub fn run_check(args: &CheckArgs) -> Result<ExitCode> {
-    let r = report(&args.job)?;
-    emit(&r, args.format, &mut std::io::stdout().lock())?;
+    let (job, source, warnings) = args.job.resolve()?;
+    if job.host_budget.is_none() {
+        return Err(Error::bad(format!(
+            "{source}: no host budget to check against: give --mem (e.g. --mem 256G) or budget.host in the job spec"
+        )));
+    }
+    let r = plan_job(&args.job, &job, &source, warnings)?;
+    emit(
+        &super::check_text::CheckReport(&r),
+        args.format,
+        &mut std::io::stdout().lock(),
+    )?;
     Ok(if r.fits {
         ExitCode::SUCCESS
     } else {

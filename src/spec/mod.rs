@@ -6,6 +6,7 @@
 mod load;
 mod resolve;
 pub mod sbatch;
+mod slurm_request;
 mod types;
 mod yaml_depth;
 

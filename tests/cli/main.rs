@@ -9,6 +9,8 @@ mod corpus;
 mod diagnose;
 mod hostile;
 mod plan;
+mod plan_truth;
 mod probe;
+mod slurm_request;
 mod watch;
 mod watch_faults;
