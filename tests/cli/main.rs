@@ -7,6 +7,7 @@ mod alloc;
 mod calibrate;
 mod corpus;
 mod diagnose;
+mod diagnose_sacct;
 mod hostile;
 mod plan;
 mod plan_truth;
