@@ -5,7 +5,9 @@
 //! `GiB` is 2^30. A bare number is ambiguous and refused, in job YAML too
 //! (`host: 256` could be bytes, MiB or GiB). Slurm's `--mem` family has its
 //! own exact rules, ported in [`slurm`]. [`fmt_bytes`] is the one formatter
-//! every report prints sizes with.
+//! every report prints sizes with (and [`fmt_delta`] through it); the only
+//! other, `alloc::rules::format_size`, exists to reproduce PyTorch's OOM
+//! message byte for byte and is used for nothing else.
 
 pub mod slurm;
 

@@ -153,11 +153,7 @@ impl Report for PlanReport {
         }
         writeln!(w, "coefficients: {}", self.coefficients)?;
         for c in &self.coefficient_sources {
-            let value = if c.name.ends_with("per_node") {
-                format!("{} B", c.value)
-            } else {
-                crate::units::fmt_bytes(c.value)
-            };
+            let value = fmt_bytes(c.value);
             writeln!(w, "  {:<26} {:>10}  {}", c.name, value, c.source)?;
         }
         Ok(())
