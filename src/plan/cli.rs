@@ -130,27 +130,9 @@ fn slurm_size(flag: &str, text: &str) -> Result<u64> {
     parse_slurm_mem(text).map_err(|e| Error::bad(format!("{flag}: {e}")))
 }
 
-/// Parses `15,10`, `15 10` or `[15, 10]`; an empty hop (`15,,10`) is refused,
-/// not skipped: the user meant some number there. The counts themselves
-/// (0, negatives other than PyG's -1) are judged with the rest of the job.
+/// Parses `--fanout` (see [`crate::spec::parse_fanout`]).
 pub fn parse_fanout(text: &str) -> Result<Vec<i64>> {
-    let inner = text.trim().trim_start_matches('[').trim_end_matches(']');
-    let hops: Vec<&str> = if inner.contains(',') {
-        inner.split(',').map(str::trim).collect()
-    } else {
-        inner.split_whitespace().collect()
-    };
-    hops.iter()
-        .enumerate()
-        .map(|(i, s)| match s.parse::<i64>() {
-            Ok(n) => Ok(n),
-            Err(_) if s.is_empty() => Err(Error::bad(format!(
-                "--fanout '{text}': hop {} is empty (write e.g. 15,10)",
-                i + 1
-            ))),
-            Err(_) => Err(Error::bad(format!("--fanout: '{s}' is not a whole number"))),
-        })
-        .collect()
+    crate::spec::parse_fanout(text).map_err(|e| Error::bad(format!("--{e}")))
 }
 
 impl JobArgs {

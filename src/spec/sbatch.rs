@@ -70,11 +70,8 @@ pub fn parse(text: &str, source: &str) -> Result<(JobSpec, Vec<String>)> {
         "neighbors",
         "num_neighbours",
     ]) {
-        spec.loader.fanout = v
-            .split(|c: char| c == ',' || c.is_whitespace() || c == '[' || c == ']')
-            .filter(|s| !s.is_empty())
-            .map(|s| parse_int::<i64>(s, "fanout", source))
-            .collect::<Result<_>>()?;
+        spec.loader.fanout = super::parse_fanout(&v)
+            .map_err(|e| Error::bad(format!("{}: {}", shown(source), shown(&e))))?;
     }
     if let Some(v) = num(&["num_workers", "workers"]) {
         spec.loader.num_workers = parse_int(&v, "num_workers", source)?;
@@ -301,6 +298,13 @@ mod tests {
         let (spec, _) = parse(text, "s").unwrap();
         assert_eq!(spec.budget.host, Some(Bytes(4000 << 20)));
         assert_eq!(spec.budget.gpu, None);
+    }
+
+    #[test]
+    fn an_empty_fanout_hop_on_the_python_line_is_refused() {
+        let text = "python t.py --dataset reddit --num_neighbors 15,,10\n";
+        let err = parse(text, "s").unwrap_err().to_string();
+        assert!(err.contains("hop 2 is empty"), "{err}");
     }
 
     #[test]
