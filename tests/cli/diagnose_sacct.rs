@@ -44,6 +44,18 @@ fn the_fixed_width_layout_and_the_json_document() {
     assert_eq!(r["category"], "host_oom_cgroup", "{r}");
     assert_eq!(r["confidence"], "certain");
     assert_eq!(r["exit"]["signal_name"], "SIGKILL", "{}", r["exit"]);
+    // required.memory_per_node is MiB: 131072 MiB = 128 GiB, the job's limit.
+    assert_eq!(
+        r["numbers"]["req_mem_bytes"],
+        128u64 << 30,
+        "{}",
+        r["numbers"]
+    );
+    assert!(
+        r["verdict"].as_str().unwrap().contains("limit 128 GiB"),
+        "{}",
+        r["verdict"]
+    );
 }
 
 #[test]

@@ -1,5 +1,8 @@
 //! `sacct --json` read as the JSON document it is (serde_json), not line by
-//! line: each job's `state.current` and `exit_code`, and each step's. The
+//! line: each job's `state.current` and `exit_code`, and each step's, with
+//! the numbers: a step's peak memory (`tres.requested.max`, the `mem` entry,
+//! in bytes: sacct's MaxRSS) and the job's `required.memory_per_node` (MiB:
+//! ReqMem). The
 //! shapes are Slurm's data_parser plugin's (SchedMD/slurm
 //! src/plugins/data_parser/v0.0.4x/parsers.c): `exit_code` is
 //! `{"status": ["SIGNALED"], "return_code": N, "signal": {"id": N, "name": "KILL"}}`
@@ -11,6 +14,7 @@ use serde_json::Value;
 
 use super::Sink;
 use super::accounting::state_meaning;
+use crate::diagnose::category::{Category, Confidence};
 use crate::diagnose::evidence::{Evidence, Location};
 use crate::diagnose::exit::ExitStatus;
 
@@ -69,12 +73,36 @@ impl JsonDoc {
                     .map_or_else(|| format!("{id}.?"), str::to_string);
                 places.push((format!("step {name}"), step));
             }
+            let req_mem = job
+                .pointer("/required/memory_per_node")
+                .and_then(number)
+                .filter(|&m| m > 0)
+                .map(|m| (m as u64) << 20);
             for (i, (what, v)) in places.iter().enumerate() {
+                let max_rss = max_mem(v);
+                let numbers = |ev: Evidence| {
+                    ev.with("max_rss_bytes", max_rss)
+                        .with("req_mem_bytes", req_mem)
+                };
+                let mut told = false;
                 for state in states(v) {
                     if let Some((kind, cat, strength)) = state_meaning(state) {
                         let text = format!("sacct --json: {what} state {state}");
-                        out.push(Evidence::line(kind, cat, strength, &self.at(state), &text));
+                        let ev = Evidence::line(kind, cat, strength, &self.at(state), &text);
+                        out.push(numbers(ev));
+                        told = true;
                     }
+                }
+                if !told && max_rss.is_some() {
+                    let text = format!("sacct --json: {what} peak memory");
+                    let ev = Evidence::line(
+                        "sacct_row",
+                        Category::Unknown,
+                        Confidence::Possible,
+                        &self.at("max"),
+                        &text,
+                    );
+                    out.push(numbers(ev));
                 }
                 // The job's own exit code is the job's status, not its steps'.
                 if i == 0
@@ -108,6 +136,17 @@ fn number(v: &Value) -> Option<i64> {
         }
         _ => None,
     }
+}
+
+/// The `mem` entry of a step's `tres.requested.max`, bytes.
+fn max_mem(step: &Value) -> Option<u64> {
+    step.pointer("/tres/requested/max")?
+        .as_array()?
+        .iter()
+        .find(|t| t.get("type").and_then(Value::as_str) == Some("mem"))
+        .and_then(|t| t.get("count"))
+        .and_then(number)
+        .and_then(|n| u64::try_from(n).ok())
 }
 
 /// `{"current": ["A", "B"]}`, `{"current": "A"}`, `"A"` or `["A"]`.
@@ -160,9 +199,19 @@ mod tests {
             "state": {"current": ["OUT_OF_MEMORY"], "reason": "None"},
             "exit_code": {"status": ["SIGNALED"], "return_code": {"set": true, "infinite": false, "number": 0},
                           "signal": {"id": {"set": true, "infinite": false, "number": 9}, "name": "KILL"}},
-            "steps": [{"step": {"id": "4242.batch", "name": "batch"}, "state": "OUT_OF_MEMORY"}]}]}"#;
+            "required": {"memory_per_node": {"set": true, "infinite": false, "number": 65536}},
+            "steps": [{"step": {"id": "4242.batch", "name": "batch"}, "state": "OUT_OF_MEMORY",
+                       "tres": {"requested": {"max": [{"type": "cpu", "count": 1},
+                                                      {"type": "mem", "name": "", "id": 2, "count": 68719476736}]}}}]}]}"#;
         let (ev, exit) = read(new);
         assert_eq!(ev.total(), 3, "two states and the exit status");
+        let step = ev
+            .items()
+            .iter()
+            .find(|e| e.text.contains("step 4242.batch"))
+            .unwrap();
+        assert_eq!(step.numbers.get("max_rss_bytes"), Some(&(64u64 << 30)));
+        assert_eq!(step.numbers.get("req_mem_bytes"), Some(&(64u64 << 30)));
         assert_eq!(exit.and_then(|e| e.signal), Some(9));
         let old = r#"{"jobs": [{"job_id": 7, "state": {"current": "TIMEOUT"},
             "exit_code": {"status": "ERROR", "return_code": 1}}]}"#;
