@@ -301,7 +301,7 @@ pub fn run_check(args: &CheckArgs) -> Result<ExitCode> {
         args.format,
         &mut std::io::stdout().lock(),
     )?;
-    Ok(if r.fits {
+    Ok(if r.fits == Some(true) {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

@@ -30,9 +30,9 @@ pub struct PlanReport {
     pub job: String,
     /// Where the job came from.
     pub source: String,
-    /// Whether every phase fits every budget with the margin (true when
-    /// nothing was checked: see `checked`).
-    pub fits: bool,
+    /// Whether every phase fits every budget with the margin; null when no
+    /// budget was given (nothing was checked).
+    pub fits: Option<bool>,
     /// Whether any budget (host, GPU, /dev/shm) was given to check against;
     /// false: the figures are predictions only and nothing was judged.
     pub checked: bool,
@@ -191,7 +191,7 @@ pub fn plan(job: &Job, coeffs: &Coefficients, source: &str, warnings: Vec<String
     PlanReport {
         job: job.name.clone(),
         source: source.to_string(),
-        fits: failure.is_none(),
+        fits: checked.then_some(failure.is_none()),
         checked,
         device: job.device,
         peak_host_bytes: peak_host,

@@ -21,6 +21,11 @@ fn plan_without_a_budget_predicts_and_says_nothing_was_checked() {
     assert!(!out.contains("FITS"), "{out}");
     let r = json_of(headroom().args(["plan", "ogbn-arxiv", "--format", "json"]));
     assert_eq!(r["checked"], false);
+    assert!(
+        r["fits"].is_null(),
+        "nothing was checked, so no verdict: {}",
+        r["fits"]
+    );
     assert!(r["recommended"].is_null());
 }
 
