@@ -80,3 +80,26 @@ fn exit_codes_as_shells_and_slurm_print_them() {
         assert!(err.contains("shell or Slurm"), "{err}");
     }
 }
+
+#[test]
+fn seffs_exit_code_0_on_an_oom_job_is_not_a_clean_exit() {
+    // The State line as seff printed it in jdblischak/smk-simple-slurm#29:
+    // seff shows only the exit half of Slurm's exit:signal. The other lines
+    // are written in seff's layout around it (not copied from one job).
+    let r = json_of(
+        headroom()
+            .args(["diagnose", "--format", "json"])
+            .arg(fixture("sacct/seff_oom.txt")),
+    );
+    assert_eq!(r["category"], "host_oom_cgroup", "{r}");
+    assert!(
+        r["exit"].is_null(),
+        "exit code 0 is not the job's status: {}",
+        r["exit"]
+    );
+    assert!(
+        r["verdict"].as_str().unwrap().contains("limit 2.00 GiB"),
+        "{}",
+        r["verdict"]
+    );
+}
