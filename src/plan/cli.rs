@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::estimate::Coefficients;
 use crate::output::{Format, emit};
 use crate::spec::{Accounting, DatasetRef, Device, EvalLoaders, Job, JobSpec, load};
-use crate::units::{BareNumber, Bytes, fmt_bytes, parse_size, parse_slurm_mem};
+use crate::units::{BareNumber, Bytes, parse_size};
 
 /// The job and the overrides `plan` and `check` share.
 #[derive(Debug, Clone, clap::Args)]
@@ -126,10 +126,6 @@ fn size(flag: &str, text: &str, bare: BareNumber) -> Result<Bytes> {
         .map_err(|e| Error::bad(format!("{flag}: {e}")))
 }
 
-fn slurm_size(flag: &str, text: &str) -> Result<u64> {
-    parse_slurm_mem(text).map_err(|e| Error::bad(format!("{flag}: {e}")))
-}
-
 /// Parses `--fanout` (see [`crate::spec::parse_fanout`]).
 pub fn parse_fanout(text: &str) -> Result<Vec<i64>> {
     crate::spec::parse_fanout(text).map_err(|e| Error::bad(format!("--{e}")))
@@ -144,45 +140,7 @@ impl JobArgs {
         if let Some(c) = self.cpus {
             spec.cpus = Some(c);
         }
-        if let Some(m) = &self.mem {
-            spec.budget.host = Some(Bytes(slurm_size("--mem", m)?));
-        }
-        let ranks = u64::from(spec.ranks_per_node);
-        if let Some(m) = &self.mem_per_cpu {
-            let per = slurm_size("--mem-per-cpu", m)?;
-            let cpus = u64::from(spec.cpus.unwrap_or(1));
-            let host = per.saturating_mul(cpus * ranks);
-            notes.push(format!(
-                "host budget {} per node = --mem-per-cpu={} × {cpus} CPUs per rank × {ranks} rank(s)",
-                fmt_bytes(host),
-                fmt_bytes(per)
-            ));
-            spec.budget.host = Some(Bytes(host));
-        }
-        if let Some(m) = &self.mem_per_gpu {
-            let per = slurm_size("--mem-per-gpu", m)?;
-            let host = per.saturating_mul(ranks);
-            notes.push(format!(
-                "host budget {} per node = --mem-per-gpu={} × {ranks} GPU(s), assumed one per rank",
-                fmt_bytes(host),
-                fmt_bytes(per)
-            ));
-            spec.budget.host = Some(Bytes(host));
-        }
-        if let Some(n) = &self.node_mem {
-            let node = slurm_size("--node-mem", n)?;
-            if node == 0 {
-                return Err(Error::bad("--node-mem 0: the node's memory cannot be 0"));
-            }
-            // Only --mem=0 (the whole node) takes the node's size.
-            if spec.budget.host == Some(Bytes(0)) {
-                notes.push(format!(
-                    "--mem=0 is all of the node's memory: planned against --node-mem {}",
-                    fmt_bytes(node)
-                ));
-                spec.budget.host = Some(Bytes(node));
-            }
-        }
+        self.apply_memory(spec, notes)?;
         if let Some(g) = &self.gpu {
             spec.budget.gpu = Some(g.clone());
         }

@@ -3,6 +3,7 @@
 
 pub mod check_text;
 pub mod cli;
+mod cli_memory;
 pub mod gpu_sim;
 mod planner;
 pub mod provenance;
