@@ -1,9 +1,17 @@
 //! Byte sizes as people write them on clusters, and as headroom prints them.
 //!
-//! Slurm's convention wins: `256G` is 256 GiB and a bare `--mem=4000` is MiB.
-//! Explicit units mean what they say: `GB` is 10^9 bytes, `GiB` is 2^30.
-//! A bare number outside Slurm syntax is ambiguous and refused, except as a
-//! YAML integer, which is bytes.
+//! Outside Slurm's own options a letter is binary (`256G` is 256 GiB, as
+//! Slurm reads it) and explicit units mean what they say: `GB` is 10^9 bytes,
+//! `GiB` is 2^30. A bare number is ambiguous and refused, in job YAML too
+//! (`host: 256` could be bytes, MiB or GiB). Slurm's `--mem` family has its
+//! own exact rules, ported in [`slurm`]. [`fmt_bytes`] is the one formatter
+//! every report prints sizes with (and [`fmt_delta`] through it); the only
+//! other, `alloc::rules::format_size`, exists to reproduce PyTorch's OOM
+//! message byte for byte and is used for nothing else.
+
+pub mod slurm;
+
+pub use slurm::parse_slurm_mem;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -17,8 +25,6 @@ pub const MAX_BYTES: u64 = 1 << 60;
 pub enum BareNumber {
     /// Refuse it: the caller must say which unit.
     Refuse,
-    /// Slurm's `--mem`: megabytes (MiB).
-    SlurmMebibytes,
     /// Plain bytes.
     Bytes,
 }
@@ -43,7 +49,6 @@ pub fn parse_size(text: &str, bare: BareNumber) -> Result<u64, String> {
     let mult: f64 = match unit.to_ascii_lowercase().as_str() {
         "" => match bare {
             BareNumber::Bytes => 1.0,
-            BareNumber::SlurmMebibytes => (KI * KI) as f64,
             BareNumber::Refuse => {
                 return Err(format!(
                     "size '{s}' has no unit: write {s}G (GiB, as Slurm reads it), {s}GB or {s}M"
@@ -121,14 +126,24 @@ pub fn fmt_delta(delta: i128) -> String {
     )
 }
 
-/// A byte count that reads from YAML as `256G` / `64MiB` / an integer of bytes,
-/// and writes as an integer of bytes (machines read the JSON).
+/// A byte count that reads from YAML as `256G` / `64MiB` / `80GB` / `4096B`;
+/// a bare number is refused with the units it could mean. It writes as a
+/// string with its unit (`256GiB`, `4097B`), so what headroom writes reads back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Bytes(pub u64);
 
 impl Serialize for Bytes {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(self.0)
+        let n = self.0;
+        let text = match n.trailing_zeros() {
+            _ if n == 0 => "0B".to_string(),
+            40.. => format!("{}TiB", n >> 40),
+            30.. => format!("{}GiB", n >> 30),
+            20.. => format!("{}MiB", n >> 20),
+            10.. => format!("{}KiB", n >> 10),
+            _ => format!("{n}B"),
+        };
+        s.serialize_str(&text)
     }
 }
 
@@ -143,10 +158,11 @@ impl<'de> Deserialize<'de> for Bytes {
         }
         match Raw::deserialize(d)? {
             Raw::Int(i) if i < 0 => Err(serde::de::Error::custom(format!("size {i} is negative"))),
-            Raw::Int(i) if i as u64 > MAX_BYTES => Err(serde::de::Error::custom(format!(
-                "size {i} is absurdly large (over 1 EiB)"
+            // A bare 256 meant as GiB would be read as 256 bytes and every
+            // job would "not fit": refuse it and name the units instead.
+            Raw::Int(i) => Err(serde::de::Error::custom(format!(
+                "size {i} has no unit: write {i}G (GiB), {i}GB (10^9 bytes), {i}M (MiB) or {i}B (bytes)"
             ))),
-            Raw::Int(i) => Ok(Bytes(i as u64)),
             Raw::Float(f) => Err(serde::de::Error::custom(format!(
                 "size {f} needs a unit, e.g. {f}G"
             ))),
@@ -177,10 +193,6 @@ mod tests {
 
     #[test]
     fn bare_numbers_follow_the_context() {
-        assert_eq!(
-            parse_size("4000", BareNumber::SlurmMebibytes),
-            Ok(4000 << 20)
-        );
         assert_eq!(parse_size("4000", BareNumber::Bytes), Ok(4000));
         assert!(
             parse_size("4000", BareNumber::Refuse)
@@ -231,8 +243,24 @@ mod tests {
     fn yaml_sizes_deserialize() {
         let b: Bytes = serde_yaml::from_str("256G").unwrap();
         assert_eq!(b, Bytes(256 << 30));
-        let b: Bytes = serde_yaml::from_str("1024").unwrap();
+        let b: Bytes = serde_yaml::from_str("1024B").unwrap();
         assert_eq!(b, Bytes(1024));
         assert!(serde_yaml::from_str::<Bytes>("-3").is_err());
+        let err = serde_yaml::from_str::<Bytes>("256")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("no unit") && err.contains("256G"), "{err}");
+    }
+
+    #[test]
+    fn written_sizes_read_back() {
+        for n in [0, 1, 4097, 64 << 20, 256 << 30, (3 << 40) + (1 << 30)] {
+            let text = serde_yaml::to_string(&Bytes(n)).unwrap();
+            assert_eq!(
+                serde_yaml::from_str::<Bytes>(&text).unwrap(),
+                Bytes(n),
+                "{text}"
+            );
+        }
     }
 }

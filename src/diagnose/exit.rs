@@ -1,6 +1,8 @@
-//! Exit statuses as clusters report them, decoded: shell-style `137`, Python's
-//! negative returncodes (`-9`), Slurm's `exit:signal` pairs (`0:125`,
-//! `137:0`), and what each signal usually means on a cluster.
+//! Exit statuses as clusters report them, decoded: shell-style `137` (bash,
+//! dash, zsh: 128 + N for a signal), ksh93's `265` (256 + N, documented in
+//! autoconf's "Signal handling" section), Python's negative returncodes
+//! (`-9`), Slurm's `exit:signal` pairs (`0:125`, `137:0`), and what each
+//! signal usually means on a cluster. Anything else is refused.
 
 use serde::Serialize;
 
@@ -26,12 +28,14 @@ pub struct ExitStatus {
 }
 
 impl ExitStatus {
-    /// Parses `137`, `-9`, `0:125`, `137:0` (Slurm's `exit:signal`).
+    /// Parses `137`, `271` (ksh), `-9`, `0:125`, `137:0` (Slurm's `exit:signal`).
     pub fn parse(text: &str) -> Result<Self> {
         let raw = text.trim();
         let bad = || {
             Error::bad(format!(
-                "exit code '{raw}' is not a number, a negative returncode (-9) or Slurm's exit:signal (0:125)"
+                "exit code '{}' is none a shell or Slurm prints: 0-255 (137 = 128+9), ksh's 256+N (265), \
+                 a negative returncode (-9) or Slurm's exit:signal (0:9)",
+                crate::output::shown(raw)
             ))
         };
         let num = |s: &str| s.trim().parse::<i32>().map_err(|_| bad());
@@ -47,6 +51,7 @@ impl ExitStatus {
                 i32::MIN..=-1 if n >= -64 => (None, Some(-n)),
                 129..=192 => (Some(n), Some(n - 128)),
                 0..=255 => (Some(n), None),
+                257..=320 => (Some(n), Some(n - 256)),
                 _ => return Err(bad()),
             }
         };
@@ -59,6 +64,10 @@ impl ExitStatus {
             (_, Some(SLURM_OOM_SIGNAL)) => {
                 "Slurm's OUT_OF_MEMORY marker (signal field 125): the job's cgroup hit its memory limit and the OOM killer ended it".to_string()
             }
+            (Some(c), Some(s)) if c > 256 => format!(
+                "256 + {s} (ksh93's way of reporting a killed process) = {}",
+                signal_meaning(s)
+            ),
             (Some(c), Some(s)) if c >= 128 => format!("128 + {s} = {}", signal_meaning(s)),
             (_, Some(s)) => format!("killed by signal {s}: {}", signal_meaning(s)),
             (Some(0), None) => "the process exited normally".to_string(),
@@ -165,7 +174,7 @@ mod tests {
     fn shell_python_and_slurm_forms_decode_to_the_same_signal() {
         // 137 = 128 + 9, -9 is Python's returncode for SIGKILL, 137:0 is Slurm's
         // record of a shell that exited 137.
-        for form in ["137", "-9", "137:0", "0:9"] {
+        for form in ["137", "-9", "137:0", "0:9", "265"] {
             let s = ExitStatus::parse(form).unwrap();
             assert_eq!(s.signal, Some(9), "{form}");
             assert_eq!(s.signal_name.as_deref(), Some("SIGKILL"));
@@ -173,6 +182,9 @@ mod tests {
         assert_eq!(ExitStatus::parse("141").unwrap().signal, Some(13));
         assert_eq!(ExitStatus::parse("1").unwrap().signal, None);
         assert_eq!(ExitStatus::parse("1:0").unwrap().code, Some(1));
+        let term = ExitStatus::parse("271").unwrap();
+        assert_eq!(term.signal_name.as_deref(), Some("SIGTERM"));
+        assert!(term.meaning.contains("ksh93"), "{}", term.meaning);
     }
 
     #[test]
@@ -189,7 +201,9 @@ mod tests {
 
     #[test]
     fn nonsense_is_refused() {
-        for bad in ["", "abc", "1:x", "999", "-1000", "0:300"] {
+        for bad in [
+            "", "abc", "1:x", "999", "-1000", "0:300", "256", "321", "1.5", "0:9:1",
+        ] {
             assert!(ExitStatus::parse(bad).is_err(), "{bad}");
         }
     }

@@ -52,13 +52,10 @@ fn sbatch(b: &[u8]) {
 fn sizes(b: &[u8]) {
     use crate::units::{BareNumber, parse_size};
     let t = text(b);
-    for bare in [
-        BareNumber::Bytes,
-        BareNumber::SlurmMebibytes,
-        BareNumber::Refuse,
-    ] {
+    for bare in [BareNumber::Bytes, BareNumber::Refuse] {
         let _ = parse_size(&t, bare);
     }
+    let _ = crate::units::parse_slurm_mem(&t);
     let _ = crate::diagnose::exit::ExitStatus::parse(&t);
 }
 

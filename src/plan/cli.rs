@@ -16,9 +16,18 @@ use crate::units::{BareNumber, Bytes, parse_size};
 pub struct JobArgs {
     /// A job spec (YAML), an sbatch script, a job profile or a dataset profile name.
     pub job: String,
-    /// Host memory per node, as Slurm's --mem (256G = 256 GiB; a bare number is MiB).
-    #[arg(long)]
+    /// Host memory per node, as Slurm's --mem reads it (256G and 256GB = 256 GiB; a bare number is MiB; 0 = the whole node, see --node-mem).
+    #[arg(long, conflicts_with_all = ["mem_per_cpu", "mem_per_gpu"])]
     pub mem: Option<String>,
+    /// Slurm's --mem-per-cpu: the host budget is this × --cpus × --ranks-per-node.
+    #[arg(long, conflicts_with = "mem_per_gpu")]
+    pub mem_per_cpu: Option<String>,
+    /// Slurm's --mem-per-gpu: the host budget is this × --ranks-per-node (one GPU per rank).
+    #[arg(long)]
+    pub mem_per_gpu: Option<String>,
+    /// The node's memory (Slurm units; `sinfo -N -o '%N %m'` prints it in MiB): what --mem=0 gives.
+    #[arg(long)]
+    pub node_mem: Option<String>,
     /// GPU: a profile name (a40, a100-80gb, h100...) or a size (44.53GiB).
     #[arg(long)]
     pub gpu: Option<String>,
@@ -117,23 +126,21 @@ fn size(flag: &str, text: &str, bare: BareNumber) -> Result<Bytes> {
         .map_err(|e| Error::bad(format!("{flag}: {e}")))
 }
 
-/// Parses `15,10`, `15 10` or `[15, 10]`.
+/// Parses `--fanout` (see [`crate::spec::parse_fanout`]).
 pub fn parse_fanout(text: &str) -> Result<Vec<i64>> {
-    text.split(|c: char| c == ',' || c.is_whitespace() || c == '[' || c == ']')
-        .filter(|s| !s.is_empty())
-        .map(|s| {
-            s.parse::<i64>()
-                .map_err(|_| Error::bad(format!("--fanout: '{s}' is not a whole number")))
-        })
-        .collect()
+    crate::spec::parse_fanout(text).map_err(|e| Error::bad(format!("--{e}")))
 }
 
 impl JobArgs {
     /// Applies the flags on top of `spec`.
-    pub fn apply(&self, spec: &mut JobSpec) -> Result<()> {
-        if let Some(m) = &self.mem {
-            spec.budget.host = Some(size("--mem", m, BareNumber::SlurmMebibytes)?);
+    pub fn apply(&self, spec: &mut JobSpec, notes: &mut Vec<String>) -> Result<()> {
+        if let Some(r) = self.ranks_per_node {
+            spec.ranks_per_node = r;
         }
+        if let Some(c) = self.cpus {
+            spec.cpus = Some(c);
+        }
+        self.apply_memory(spec, notes)?;
         if let Some(g) = &self.gpu {
             spec.budget.gpu = Some(g.clone());
         }
@@ -182,12 +189,6 @@ impl JobArgs {
         if let Some(m) = self.margin {
             spec.budget.margin = m;
         }
-        if let Some(r) = self.ranks_per_node {
-            spec.ranks_per_node = r;
-        }
-        if let Some(c) = self.cpus {
-            spec.cpus = Some(c);
-        }
         if let Some(d) = self.device {
             spec.device = d;
         }
@@ -203,17 +204,12 @@ impl JobArgs {
         Ok(())
     }
 
-    /// Loads, overrides and resolves the job; returns it with its source and warnings.
+    /// Loads, overrides and resolves the job; returns it with its source and
+    /// warnings. A job without budget is resolved: `plan` predicts it.
     pub fn resolve(&self) -> Result<(Job, String, Vec<String>)> {
         let mut loaded = load(&self.job)?;
-        self.apply(&mut loaded.spec)?;
+        self.apply(&mut loaded.spec, &mut loaded.warnings)?;
         let job = Job::from_spec(&loaded.spec)?;
-        if job.host_budget.is_none() {
-            return Err(Error::bad(format!(
-                "{}: no host budget: give --mem (e.g. --mem 256G) or budget.host in the job spec",
-                loaded.source
-            )));
-        }
         Ok((job, loaded.source, loaded.warnings))
     }
 
@@ -223,24 +219,47 @@ impl JobArgs {
     }
 }
 
-fn report(args: &JobArgs) -> Result<super::PlanReport> {
-    let (job, source, warnings) = args.resolve()?;
+/// Plans the resolved job and checks the /dev/shm its recommendation needs
+/// against this machine's when `--shm` was not given.
+fn plan_job(
+    args: &JobArgs,
+    job: &Job,
+    source: &str,
+    warnings: Vec<String>,
+) -> Result<super::PlanReport> {
     let coeffs = args.coefficients()?;
-    Ok(super::plan(&job, &coeffs, &source, warnings))
+    let mut r = super::plan(job, &coeffs, source, warnings);
+    let machine = super::shm_check::fs_size(std::path::Path::new("/dev/shm"));
+    super::shm_check::check(&mut r, machine);
+    Ok(r)
 }
 
-/// Runs `headroom plan`: exit 0 whenever a plan was made.
+/// Runs `headroom plan`: exit 0 whenever a plan was made, with or without a
+/// budget (without one it predicts and says that nothing was checked).
 pub fn run_plan(args: &PlanArgs) -> Result<ExitCode> {
-    let r = report(&args.job)?;
+    let (job, source, warnings) = args.job.resolve()?;
+    let r = plan_job(&args.job, &job, &source, warnings)?;
     emit(&r, args.format, &mut std::io::stdout().lock())?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// Runs `headroom check`: exit 0 when the job fits with the margin, 1 when not.
+/// Runs `headroom check`: exit 0 when the job fits with the margin, 1 when
+/// not; a job with no host budget is an error (a guardrail that checks
+/// nothing must not pass). The text is short; JSON is the whole plan.
 pub fn run_check(args: &CheckArgs) -> Result<ExitCode> {
-    let r = report(&args.job)?;
-    emit(&r, args.format, &mut std::io::stdout().lock())?;
-    Ok(if r.fits {
+    let (job, source, warnings) = args.job.resolve()?;
+    if job.host_budget.is_none() {
+        return Err(Error::bad(format!(
+            "{source}: no host budget to check against: give --mem (e.g. --mem 256G) or budget.host in the job spec"
+        )));
+    }
+    let r = plan_job(&args.job, &job, &source, warnings)?;
+    emit(
+        &super::check_text::CheckReport(&r),
+        args.format,
+        &mut std::io::stdout().lock(),
+    )?;
+    Ok(if r.fits == Some(true) {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

@@ -1,13 +1,17 @@
 //! `headroom plan` and `headroom check`: estimate a job, judge it against its
 //! budget, and recommend the fastest settings that fit with the margin.
 
+pub mod check_text;
 pub mod cli;
+mod cli_memory;
 pub mod gpu_sim;
 mod planner;
 pub mod provenance;
 mod recommend;
 mod render;
+mod render_head;
 pub mod search;
+pub mod shm_check;
 mod speed;
 pub mod verdict;
 
@@ -27,8 +31,14 @@ pub struct PlanReport {
     pub job: String,
     /// Where the job came from.
     pub source: String,
-    /// Whether every phase fits every budget with the margin.
-    pub fits: bool,
+    /// Whether every phase fits every budget with the margin; null when no
+    /// budget was given (nothing was checked).
+    pub fits: Option<bool>,
+    /// Whether any budget (host, GPU, /dev/shm) was given to check against;
+    /// false: the figures are predictions only and nothing was judged.
+    pub checked: bool,
+    /// Where the model trains (cpu: no GPU figures are reported).
+    pub device: crate::spec::Device,
     /// Largest host total over the phases, bytes per node.
     pub peak_host_bytes: u64,
     /// Phase of the host peak.
@@ -98,8 +108,11 @@ pub struct Recommendation {
     pub peak_host_bytes: u64,
     /// GPU peak at these settings, bytes.
     pub peak_gpu_bytes: u64,
-    /// Estimated seconds per epoch (relative; for ranking).
-    pub epoch_seconds: f64,
+    /// /dev/shm peak at these settings, bytes.
+    pub peak_shm_bytes: u64,
+    /// What the /dev/shm the recommendation needs was checked against,
+    /// when it moves a GiB or more there (see `shm_check.rs`).
+    pub shm_check: Option<String>,
     /// Each change from the user's settings, applied in order, and the host peak it saves.
     pub changes: Vec<Change>,
 }
@@ -141,7 +154,13 @@ pub fn plan(job: &Job, coeffs: &Coefficients, source: &str, warnings: Vec<String
     let (est, gpu_simulation, failure) = planner.judge(&job.settings);
     let limits = Limits::of(job);
     let (peak_host, host_phase, peak_gpu, gpu_phase) = peaks(&est);
-    let (found, searched) = search::search(job, coeffs);
+    let checked = limits.host.is_some() || limits.gpu.is_some() || limits.shm.is_some();
+    // With no budget there is nothing to fit, so nothing to recommend.
+    let (found, searched) = if checked {
+        search::search(job, coeffs)
+    } else {
+        (Vec::new(), 0)
+    };
     // The search judged the GPU on its tensors; verify the best candidates
     // with the simulated allocator, as configured and then with expandable
     // segments. What fails there depends on batch size and fanout alone, so a
@@ -160,7 +179,7 @@ pub fn plan(job: &Job, coeffs: &Coefficients, source: &str, warnings: Vec<String
             ok = planner.judge(&s).2.is_none();
         }
         if ok {
-            recommended = Some(recommendation(&mut planner, &s, f.epoch_seconds));
+            recommended = Some(recommendation(&mut planner, &s));
             break;
         }
         gpu_fails.insert(key);
@@ -173,7 +192,9 @@ pub fn plan(job: &Job, coeffs: &Coefficients, source: &str, warnings: Vec<String
     PlanReport {
         job: job.name.clone(),
         source: source.to_string(),
-        fits: failure.is_none(),
+        fits: checked.then_some(failure.is_none()),
+        checked,
+        device: job.device,
         peak_host_bytes: peak_host,
         peak_phase: host_phase,
         peak_gpu_bytes: peak_gpu,

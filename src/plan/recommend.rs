@@ -8,11 +8,7 @@ use super::{Change, Recommendation};
 use crate::estimate::Settings;
 
 /// Describes `found` as changes from the job's settings, each with its saving.
-pub(super) fn recommendation(
-    planner: &mut Planner,
-    to: &Settings,
-    epoch_seconds: f64,
-) -> Recommendation {
+pub(super) fn recommendation(planner: &mut Planner, to: &Settings) -> Recommendation {
     let mut cur = planner.job.settings.clone();
     let mut peak = |s: &Settings| {
         let est = planner.estimate(s).0;
@@ -70,7 +66,8 @@ pub(super) fn recommendation(
         expandable_segments: to.expandable_segments,
         peak_host_bytes: last.0 as u64,
         peak_gpu_bytes: last.1 as u64,
-        epoch_seconds,
+        peak_shm_bytes: last.2 as u64,
+        shm_check: None,
         changes,
     }
 }

@@ -71,28 +71,10 @@ fn components_table(phases: &[PhaseEstimate], gpu: bool) -> Option<String> {
 
 impl Report for PlanReport {
     fn write_text(&self, w: &mut dyn Write) -> std::io::Result<()> {
-        let l = &self.limits;
         // The name and path come from input: shown cut (output/text.rs).
         let (job, source) = (shown(&self.job), shown(&self.source));
         writeln!(w, "headroom plan: {job} ({source})")?;
-        let host = l.host.map_or("no host limit given".into(), |h| {
-            format!(
-                "host {} ({} usable with the {:.0}% margin, {:?} accounting)",
-                fmt_bytes(h),
-                fmt_bytes((h as f64 * (1.0 - l.margin)) as u64),
-                l.margin * 100.0,
-                self.accounting
-            )
-            .replace("RssSum", "RSS-sum")
-            .replace("Cgroup", "cgroup")
-        });
-        let gpu = l
-            .gpu
-            .map_or("GPU not given".into(), |g| format!("GPU {}", fmt_bytes(g)));
-        let shm = l.shm.map_or("/dev/shm not checked".into(), |s| {
-            format!("/dev/shm {}", fmt_bytes(s))
-        });
-        writeln!(w, "budget:  {host} · {gpu} · {shm}")?;
+        self.write_budget(w)?;
         let s = &self.settings;
         let b = &self.train_batch;
         writeln!(
@@ -118,79 +100,47 @@ impl Report for PlanReport {
                 self.ranks_per_node
             )?;
         }
+        let gpu = self.shows_gpu();
         let mut t = Builder::default();
-        t.push_record(["phase", "host", "/dev/shm", "GPU", "worst moment"]);
+        let mut head = vec!["phase", "host", "/dev/shm"];
+        if gpu {
+            head.push("GPU");
+        }
+        head.push("worst moment");
+        t.push_record(head);
         for p in &self.components {
             let mark = if p.phase == self.peak_phase {
                 " ◀ peak"
             } else {
                 ""
             };
-            t.push_record([
+            let mut row = vec![
                 p.phase.as_str().to_string(),
                 fmt_bytes(p.host_bytes),
-                if p.shm_bytes > 0 {
-                    fmt_bytes(p.shm_bytes)
-                } else {
-                    "·".into()
-                },
-                if p.gpu_bytes > 0 {
-                    fmt_bytes(p.gpu_bytes)
-                } else {
-                    "·".into()
-                },
-                format!("{}{mark}", p.moment),
-            ]);
-        }
-        writeln!(w, "{}", table(t, 1..4))?;
-        match &self.failure {
-            None => writeln!(
-                w,
-                "FITS: peak {} host in {}, {} GPU in {}, all within the margin.",
-                fmt_bytes(self.peak_host_bytes),
-                self.peak_phase.as_str(),
-                fmt_bytes(self.peak_gpu_bytes),
-                self.peak_gpu_phase.as_str()
-            )?,
-            Some(f) => {
-                writeln!(
-                    w,
-                    "DOES NOT FIT: exit {} expected in {}.",
-                    f.exit_code,
-                    f.phase.as_str()
-                )?;
-                writeln!(w, "  {}", f.message)?;
+                cell(p.shm_bytes),
+            ];
+            if gpu {
+                row.push(cell(p.gpu_bytes));
             }
+            row.push(format!("{}{mark}", p.moment));
+            t.push_record(row);
         }
+        writeln!(w, "{}", table(t, 1..if gpu { 4 } else { 3 }))?;
+        self.write_verdict(w)?;
         writeln!(
             w,
             "  the job as given needs --mem={}G with the margin",
             self.min_host_bytes >> 30
         )?;
-        if let Some(g) = &self.gpu_simulation {
-            let show = |r: &super::gpu_sim::SimRun| match &r.oom {
-                None => format!(
-                    "completes, peak {} reserved / {} allocated",
-                    fmt_bytes(r.peak_reserved_bytes),
-                    fmt_bytes(r.peak_allocated_bytes)
-                ),
-                Some(o) => format!("fails at step {}", o.step + 1),
-            };
-            writeln!(
-                w,
-                "  GPU: PyTorch's caching allocator simulated over {} of the run's {} steps (its largest batch included) on {}: as configured {}; with expandable_segments {}",
-                g.steps_simulated,
-                g.steps_in_run,
-                fmt_bytes(g.device_bytes),
-                show(&g.configured),
-                show(&g.expandable)
-            )?;
-        }
-        for (gpu, title) in [
+        self.write_gpu_simulation(w)?;
+        for (on_gpu, title) in [
             (false, "host components per phase"),
             (true, "GPU components per phase"),
         ] {
-            if let Some(t) = components_table(&self.components, gpu) {
+            if on_gpu && !gpu {
+                continue;
+            }
+            if let Some(t) = components_table(&self.components, on_gpu) {
                 writeln!(w, "\n{title}:\n{t}")?;
             }
         }
@@ -203,11 +153,7 @@ impl Report for PlanReport {
         }
         writeln!(w, "coefficients: {}", self.coefficients)?;
         for c in &self.coefficient_sources {
-            let value = if c.name.ends_with("per_node") {
-                format!("{} B", c.value)
-            } else {
-                crate::units::fmt_bytes(c.value)
-            };
+            let value = fmt_bytes(c.value);
             writeln!(w, "  {:<26} {:>10}  {}", c.name, value, c.source)?;
         }
         Ok(())
@@ -245,6 +191,12 @@ impl Report for PlanReport {
 
 impl PlanReport {
     fn write_recommendation(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        if !self.checked {
+            return writeln!(
+                w,
+                "\nno recommendation: with no budget there is nothing to fit (give --mem, --gpu or --shm)"
+            );
+        }
         let Some(r) = &self.recommended else {
             return writeln!(
                 w,
@@ -267,11 +219,14 @@ impl PlanReport {
         // The /dev/shm column only when a change moves it.
         let shm = r.changes.iter().any(|c| c.saves_shm_bytes != 0);
         let mut t = Builder::default();
+        let gpu = self.shows_gpu();
         let mut head = vec!["setting", "yours", "recommended", "host saved"];
         if shm {
             head.push("/dev/shm saved");
         }
-        head.push("GPU saved");
+        if gpu {
+            head.push("GPU saved");
+        }
         t.push_record(head);
         for c in &r.changes {
             let mut row = vec![
@@ -283,18 +238,33 @@ impl PlanReport {
             if shm {
                 row.push(fmt_delta(c.saves_shm_bytes as i128));
             }
-            row.push(fmt_delta(c.saves_gpu_bytes as i128));
+            if gpu {
+                row.push(fmt_delta(c.saves_gpu_bytes as i128));
+            }
             t.push_record(row);
-        }
-        writeln!(w, "{}", table(t, 1..if shm { 6 } else { 5 }))?;
-        for c in &r.changes {
-            writeln!(w, "  {}: {}", c.setting, c.how)?;
         }
         writeln!(
             w,
-            "  then: peak {} host, {} GPU",
+            "{}",
+            table(t, 1..4 + usize::from(shm) + usize::from(gpu))
+        )?;
+        for c in &r.changes {
+            writeln!(w, "  {}: {}", c.setting, c.how)?;
+        }
+        let then_gpu = if gpu {
+            format!(", {} GPU", fmt_bytes(r.peak_gpu_bytes))
+        } else {
+            String::new()
+        };
+        writeln!(
+            w,
+            "  then: peak {} host{then_gpu}, {} in /dev/shm",
             fmt_bytes(r.peak_host_bytes),
-            fmt_bytes(r.peak_gpu_bytes)
-        )
+            fmt_bytes(r.peak_shm_bytes)
+        )?;
+        if let Some(note) = &r.shm_check {
+            writeln!(w, "  /dev/shm: {note}")?;
+        }
+        Ok(())
     }
 }

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use super::speed::epoch_seconds;
+use super::speed::epoch_cost;
 use super::verdict::{Limits, fits, peaks};
 use crate::estimate::{BatchModel, Coefficients, Prepared, Settings, estimate_with};
 use crate::spec::{EvalLoaders, Job};
@@ -18,8 +18,6 @@ use crate::spec::{EvalLoaders, Job};
 pub struct Found {
     /// The settings.
     pub settings: Settings,
-    /// Estimated seconds per epoch at those settings.
-    pub epoch_seconds: f64,
     /// Ranking key: quality given up, seconds, changes, host peak.
     key: Key,
 }
@@ -213,12 +211,11 @@ pub fn search(job: &Job, coeffs: &Coefficients) -> (Vec<Found>, usize) {
                                 if !fits(&est, &limits) {
                                     continue;
                                 }
-                                let secs = epoch_seconds(job, &s, &bm.train, est.dataset.edges);
+                                let secs = epoch_cost(job, &s, &bm.train, est.dataset.edges);
                                 let host = peaks(&est).0;
                                 let key = key(loss, secs, changes(req, &s), host);
                                 fitting.push(Found {
                                     settings: s.clone(),
-                                    epoch_seconds: secs,
                                     key,
                                 });
                             }

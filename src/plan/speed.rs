@@ -1,9 +1,11 @@
-//! A relative epoch-time model used only to rank settings that fit: sampling
+//! A relative epoch-cost model used only to rank settings that fit: sampling
 //! cost on CPU cores (parallel across workers), GPU compute and transfer per
 //! batch, worker start-up each epoch unless persistent, and the CSC sort each
-//! on-demand evaluation loader repeats. Absolute seconds are rough; the
-//! ordering (more workers faster, persistent faster, resident faster) is what
-//! the planner relies on.
+//! on-demand evaluation loader repeats. Its constants are seconds-shaped but
+//! were never checked against a timed epoch (the corpus times whole runs,
+//! load included, not epochs), so the number is an ordering key only: it is
+//! never printed or written to JSON. The ordering (more workers faster,
+//! persistent faster, resident faster) is what the planner relies on.
 
 use crate::estimate::{SampleStats, Settings};
 use crate::spec::{Device, EvalLoaders, Job};
@@ -23,8 +25,8 @@ const WORKER_START_S: f64 = 1.5;
 /// Seconds per edge to sort a graph into CSC.
 const SORT_EDGE_S: f64 = 15e-9;
 
-/// Estimated seconds for one training epoch plus its evaluation.
-pub fn epoch_seconds(job: &Job, s: &Settings, train: &SampleStats, edges: u64) -> f64 {
+/// The ranking cost of one training epoch plus its evaluation (not seconds).
+pub fn epoch_cost(job: &Job, s: &Settings, train: &SampleStats, edges: u64) -> f64 {
     let d = &job.dataset;
     let row_bytes = (d.features * d.feature_dtype.size()) as f64;
     let batches = d.splits().train.div_ceil(s.batch_size) as f64;

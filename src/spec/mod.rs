@@ -3,14 +3,17 @@
 //! [`JobSpec`] is what the user wrote; [`Job`] is the validated, resolved form
 //! every estimator takes.
 
+mod fanout;
 mod load;
 mod resolve;
 pub mod sbatch;
+mod slurm_request;
 mod types;
 mod yaml_depth;
 
 pub use yaml_depth::check as check_yaml_depth;
 
+pub use fanout::parse_fanout;
 pub use load::{Loaded, from_text, load};
 pub use resolve::{Job, ModelKind};
 pub use types::*;

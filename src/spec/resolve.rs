@@ -127,6 +127,13 @@ impl Job {
             format!("prefetch_factor {} is not in 1..64", l.prefetch_factor)
         })?;
         let b = &spec.budget;
+        // Slurm's --mem=0 is "all of the node's memory" (sbatch(1)); planning
+        // against 0 bytes would call every job a failure.
+        check(b.host != Some(crate::units::Bytes(0)), || {
+            "host budget 0 is Slurm's --mem=0, all of the node's memory: give the node's size \
+             with --node-mem (`sinfo -N -o '%N %m'` prints it in MiB) or a size with --mem"
+                .into()
+        })?;
         check((0.0..0.9).contains(&b.margin), || {
             format!("margin {} must be in [0, 0.9)", b.margin)
         })?;

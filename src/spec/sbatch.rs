@@ -9,7 +9,6 @@ use super::types::{DatasetRef, JobSpec};
 use crate::error::{Error, Result};
 use crate::limits::{self, MAX_VARIABLE_BYTES};
 use crate::output::shown;
-use crate::units::{BareNumber, Bytes, parse_size};
 
 /// Parses `text`; returns the spec and warnings for the user.
 pub fn parse(text: &str, source: &str) -> Result<(JobSpec, Vec<String>)> {
@@ -46,28 +45,18 @@ pub fn parse(text: &str, source: &str) -> Result<(JobSpec, Vec<String>)> {
     let mut spec = JobSpec::for_dataset(&dataset);
     spec.name = Some(source.to_string());
     spec.dataset = DatasetRef::Name(dataset);
+    let (request, notes) = super::slurm_request::read(&directives, source)?;
+    warnings.extend(notes);
+    spec.budget.host = request.host;
+    spec.cpus = request.cpus_per_task;
+    if let Some(r) = request.ranks_per_node {
+        spec.ranks_per_node = r;
+    }
     for (key, value) in &directives {
-        match key.as_str() {
-            "mem" => {
-                let bytes = parse_size(value, BareNumber::SlurmMebibytes).map_err(|e| {
-                    Error::bad(format!("{}: #SBATCH --mem: {}", shown(source), shown(&e)))
-                })?;
-                if bytes == 0 {
-                    warnings.push(
-                        "--mem=0 asks for the whole node; give --mem to plan against a size".into(),
-                    );
-                } else {
-                    spec.budget.host = Some(Bytes(bytes));
-                }
-            }
-            "gres" | "gpus" | "gpus-per-node" | "gpus-per-task" => {
-                if let Some(gpu) = gpu_type(value) {
-                    spec.budget.gpu = Some(gpu);
-                }
-            }
-            "cpus-per-task" | "c" => spec.cpus = value.parse().ok(),
-            "ntasks-per-node" => spec.ranks_per_node = value.parse().unwrap_or(1),
-            _ => {}
+        if let "gres" | "gpus" | "gpus-per-node" | "gpus-per-task" = key.as_str()
+            && let Some(gpu) = gpu_type(value)
+        {
+            spec.budget.gpu = Some(gpu);
         }
     }
     let num = |names: &[&str]| find_arg(&args, names);
@@ -81,11 +70,8 @@ pub fn parse(text: &str, source: &str) -> Result<(JobSpec, Vec<String>)> {
         "neighbors",
         "num_neighbours",
     ]) {
-        spec.loader.fanout = v
-            .split(|c: char| c == ',' || c.is_whitespace() || c == '[' || c == ']')
-            .filter(|s| !s.is_empty())
-            .map(|s| parse_int::<i64>(s, "fanout", source))
-            .collect::<Result<_>>()?;
+        spec.loader.fanout = super::parse_fanout(&v)
+            .map_err(|e| Error::bad(format!("{}: {}", shown(source), shown(&e))))?;
     }
     if let Some(v) = num(&["num_workers", "workers"]) {
         spec.loader.num_workers = parse_int(&v, "num_workers", source)?;
@@ -273,6 +259,7 @@ fn contradictions(vars: &HashMap<String, String>, args: &[(String, String)]) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::Bytes;
 
     const SCRIPT: &str = "#!/bin/bash\n#SBATCH --mem=256G\n#SBATCH --cpus-per-task=8\n#SBATCH --gres=gpu:a40:1\n\
         BATCH_SIZE=512\nNUM_NEIGHBORS=\"10 5\"\nNUM_WORKERS=0\n\
@@ -293,11 +280,31 @@ mod tests {
     }
 
     #[test]
+    fn mem_as_sbatch_reads_it() {
+        // Slurm's GB is GiB (str_to_mbytes); 0 is the whole node, kept as 0
+        // for the resolver to refuse or replace with --node-mem.
+        for (mem, bytes) in [("256GB", 256u64 << 30), ("0", 0), ("512K", 1 << 20)] {
+            let text = format!("#SBATCH --mem={mem}\npython t.py --dataset reddit\n");
+            let (spec, _) = parse(&text, "s").unwrap();
+            assert_eq!(spec.budget.host, Some(Bytes(bytes)), "{mem}");
+        }
+        let err = parse("#SBATCH --mem=1.5G\npython t.py --dataset reddit\n", "s").unwrap_err();
+        assert!(err.to_string().contains("sbatch accepts"), "{err}");
+    }
+
+    #[test]
     fn bare_mem_is_mebibytes_and_plain_gres_has_no_type() {
         let text = "#SBATCH --mem 4000\n#SBATCH --gres=gpu:2\npython t.py --dataset reddit\n";
         let (spec, _) = parse(text, "s").unwrap();
         assert_eq!(spec.budget.host, Some(Bytes(4000 << 20)));
         assert_eq!(spec.budget.gpu, None);
+    }
+
+    #[test]
+    fn an_empty_fanout_hop_on_the_python_line_is_refused() {
+        let text = "python t.py --dataset reddit --num_neighbors 15,,10\n";
+        let err = parse(text, "s").unwrap_err().to_string();
+        assert!(err.contains("hop 2 is empty"), "{err}");
     }
 
     #[test]

@@ -265,12 +265,12 @@ fn bad_input_is_one_line_and_exit_two() {
         &["plan", fixture("plan/zero-hops.yaml").to_str().unwrap()],
         "zero hops",
     );
-    bad(&["plan", "ogbn-arxiv", "--mem", "99999999P"], "absurd");
+    bad(&["plan", "ogbn-arxiv", "--mem", "99999999T"], "absurd");
     bad(
         &["plan", "ogbn-arxiv", "--mem", "8G", "--gpu", "a41"],
         "unknown GPU",
     );
-    bad(&["plan", "ogbn-arxiv"], "no host budget");
+    bad(&["check", "ogbn-arxiv"], "no host budget");
     bad(&["plan", "missing.yaml"], "no such file");
     bad(
         &["plan", "ogbn-arxiv", "--mem", "8G", "--fanout", "0,5"],

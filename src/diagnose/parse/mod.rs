@@ -15,6 +15,7 @@ pub mod kernel;
 pub mod launcher;
 pub mod python;
 pub mod sacct;
+pub mod sacct_json;
 pub mod shell;
 pub mod slurm;
 
@@ -149,7 +150,7 @@ impl LineParsers {
     /// Ends the input: a CUDA OOM still waiting for numbers is reported as is.
     pub fn finish(&mut self, out: &mut Sink<'_>) {
         self.cuda.finish(out);
-        self.sacct.finish();
+        self.sacct.finish(out);
     }
 }
 

@@ -1,8 +1,11 @@
 //! sacct's output, read by its header whatever the layout: `-P` (columns
-//! separated by `|`, any order), the default fixed-width table (a header,
-//! then a row of dashes whose groups give each column's span), and `--json`
-//! (the job state on a line of its own, `"current": ["OUT_OF_MEMORY"]` in
-//! 23.x, `"state": "OUT_OF_MEMORY"` before).
+//! separated by `|`, any order, with or without JobID), the default
+//! fixed-width table (a header, then a row of dashes whose groups give each
+//! column's span), and `--json` (whole documents in [`super::sacct_json`];
+//! in a log, the job state on a line of its own, `"current":
+//! ["OUT_OF_MEMORY"]` in 23.x, `"state": "OUT_OF_MEMORY"` before). A header
+//! replaces whatever table was being read, so `--sacct`'s assumed column
+//! order never overrides one.
 
 use std::sync::LazyLock;
 
@@ -10,6 +13,7 @@ use regex::Regex;
 
 use super::Sink;
 use super::accounting::{binary_size, state_meaning};
+use super::sacct_json::JsonDoc;
 use crate::diagnose::category::{Category, Confidence};
 use crate::diagnose::evidence::{Evidence, Location};
 use crate::diagnose::exit::ExitStatus;
@@ -112,22 +116,43 @@ impl Table {
 pub struct SacctReader {
     table: Option<Table>,
     pending: Option<String>,
+    /// `--sacct`: the input is sacct output, whatever its first line.
+    forced: bool,
+    /// A non-blank line has been read.
+    started: bool,
+    /// A `sacct --json` document being collected (only under `--sacct`).
+    json: Option<JsonDoc>,
 }
 
 impl SacctReader {
     /// Whether the next line must be read even without a trigger word.
     pub fn active(&self) -> bool {
-        self.table.is_some() || self.pending.is_some()
+        self.table.is_some() || self.pending.is_some() || self.json.is_some()
     }
 
     /// `--sacct`: a table without a header is `JobID|State|ExitCode|MaxRSS|ReqMem`.
     pub fn expect_default(&mut self) {
         let names = "JobID|State|ExitCode|MaxRSS|ReqMem".split('|');
         self.table = Table::from_names(names, Layout::Pipes);
+        self.forced = true;
     }
 
     /// Reads one line; true when it was part of a table (no other parser needs it).
     pub fn feed(&mut self, at: &Location<'_>, line: &str, out: &mut Sink<'_>) -> bool {
+        if let Some(doc) = &mut self.json {
+            if !doc.push(line) {
+                self.json = None;
+            }
+            return true;
+        }
+        let first = !self.started && !line.trim().is_empty();
+        self.started |= first;
+        if first && self.forced && line.trim_start().starts_with('{') {
+            let mut doc = JsonDoc::start(at);
+            doc.push(line);
+            self.json = Some(doc);
+            return true;
+        }
         if let Some(header) = self.pending.take() {
             let t = line.trim_end();
             if t.contains('-') && t.chars().all(|c| c == '-' || c == ' ') {
@@ -136,27 +161,26 @@ impl SacctReader {
                 return true;
             }
         }
+        // A header replaces the table being read (or --sacct's assumed one).
+        if is_header(line) {
+            if line.contains('|') {
+                self.table = Table::from_names(line.trim().split('|'), Layout::Pipes);
+                return self.table.is_some();
+            }
+            self.table = None;
+            self.pending = Some(line.to_string());
+            return true;
+        }
         if let Some(table) = &self.table {
             let row = match table.layout {
                 Layout::Pipes => line.contains('|'),
-                Layout::Fixed(_) => !line.trim().is_empty() && !line.contains("JobID"),
+                Layout::Fixed(_) => !line.trim().is_empty(),
             };
             if row {
                 table.row(at, line, out);
                 return true;
             }
             self.table = None;
-        }
-        if line.contains("JobID") {
-            if line.contains('|') {
-                self.table = Table::from_names(line.trim().split('|'), Layout::Pipes);
-                return self.table.is_some();
-            }
-            let names: Vec<&str> = line.split_whitespace().collect();
-            if names.iter().any(|n| matches!(*n, "State" | "ExitCode")) {
-                self.pending = Some(line.to_string());
-                return true;
-            }
         }
         if let Some(c) = JSON_STATE.captures(line)
             && let Some((kind, cat, strength)) = state_meaning(&c[1])
@@ -167,10 +191,38 @@ impl SacctReader {
         false
     }
 
-    /// Ends the input.
-    pub fn finish(&mut self) {
+    /// Ends the input: a collected JSON document is read now.
+    pub fn finish(&mut self, out: &mut Sink<'_>) {
+        if let Some(doc) = self.json.take() {
+            doc.finish(out);
+        }
         *self = SacctReader::default();
     }
+}
+
+/// A header names sacct fields (`JobID`, `State`, `ExitCode`, `MaxRSS`...):
+/// letters and digits only, State or ExitCode among them, and some lower
+/// case (a data row's states are upper case, its exit codes have a colon).
+fn is_header(line: &str) -> bool {
+    let names: Vec<&str> = if line.contains('|') {
+        line.trim().split('|').map(str::trim).collect()
+    } else {
+        line.split_whitespace().collect()
+    };
+    names.len() >= 2
+        && names
+            .iter()
+            // The fixed-width layout cuts a long name and marks it: `ConsumedE+`.
+            .all(|n| {
+                let n = n.strip_suffix('+').unwrap_or(n);
+                !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric())
+            })
+        && names
+            .iter()
+            .any(|n| n.eq_ignore_ascii_case("state") || n.eq_ignore_ascii_case("exitcode"))
+        && names
+            .iter()
+            .any(|n| n.chars().any(|c| c.is_ascii_lowercase()))
 }
 
 /// The byte spans of the dash groups of sacct's second header line.

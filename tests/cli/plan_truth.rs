@@ -1,0 +1,115 @@
+//! `plan` and `check` say only what is true: no budget means nothing was
+//! checked, a CPU job has no GPU section, the two allocator simulations and
+//! the margin are labelled, no made-up epoch seconds, /dev/shm moves are
+//! said and checked, and `check` is short.
+
+use crate::util::{headroom, json_of};
+
+fn text(args: &[&str]) -> (Option<i32>, String) {
+    let out = headroom().args(args).output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+    )
+}
+
+#[test]
+fn plan_without_a_budget_predicts_and_says_nothing_was_checked() {
+    let (code, out) = text(&["plan", "ogbn-arxiv"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("NOT CHECKED"), "{out}");
+    assert!(!out.contains("FITS"), "{out}");
+    let r = json_of(headroom().args(["plan", "ogbn-arxiv", "--format", "json"]));
+    assert_eq!(r["checked"], false);
+    assert!(
+        r["fits"].is_null(),
+        "nothing was checked, so no verdict: {}",
+        r["fits"]
+    );
+    assert!(r["recommended"].is_null());
+}
+
+#[test]
+fn a_cpu_job_has_no_gpu_section() {
+    let (code, out) = text(&["plan", "ogbn-arxiv", "--mem", "32G", "--device", "cpu"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(!out.contains("GPU components"), "{out}");
+    assert!(!out.contains("GPU saved"), "{out}");
+    let header = out.lines().find(|l| l.contains("phase")).unwrap();
+    assert!(!header.contains("GPU"), "{header}");
+}
+
+#[test]
+fn both_simulations_total_capacity_and_margin_are_labelled() {
+    let (_, out) = text(&["plan", "ogbn-arxiv", "--mem", "32G", "--gpu", "a100-40gb"]);
+    // a100-40gb: torch reports 42,406,510,592 bytes = 39.5 GiB; 10% margin leaves 35.5 GiB.
+    assert!(out.contains("GPU total capacity 39.5 GiB"), "{out}");
+    let margin = out.lines().find(|l| l.starts_with("margin:")).unwrap();
+    assert!(
+        margin.contains("10%") && margin.contains("GPU 35.5 GiB usable"),
+        "{margin}"
+    );
+    assert!(
+        out.contains("without expandable segments (your setting):"),
+        "{out}"
+    );
+    assert!(out.contains("with expandable_segments:True:"), "{out}");
+}
+
+#[test]
+fn no_epoch_seconds_are_reported() {
+    let r = json_of(headroom().args(["plan", "ogbn-products", "--mem", "16G", "--format", "json"]));
+    assert!(r["recommended"].is_object(), "{r}");
+    assert!(
+        r["recommended"].get("epoch_seconds").is_none(),
+        "{}",
+        r["recommended"]
+    );
+    let (_, out) = text(&["plan", "ogbn-products", "--mem", "16G"]);
+    assert!(!out.contains("seconds"), "{out}");
+}
+
+#[test]
+fn a_recommendation_that_fills_dev_shm_says_so_and_is_checked_against_shm() {
+    // papers100M at 128G needs workers and is_sorted: the CSC moves to /dev/shm.
+    let args = [
+        "plan",
+        "ogbn-papers100m",
+        "--mem",
+        "128G",
+        "--format",
+        "json",
+    ];
+    let r = json_of(headroom().args(args).args(["--shm", "100G"]));
+    let rec = &r["recommended"];
+    assert!(rec["peak_shm_bytes"].as_u64().unwrap() > 10 << 30, "{rec}");
+    let note = rec["shm_check"].as_str().unwrap();
+    assert!(
+        note.contains("moves") && note.contains("fits the 100 GiB of --shm"),
+        "{note}"
+    );
+    // A /dev/shm too small for any worker leaves no worker in the recommendation.
+    let r = json_of(headroom().args(args).args(["--shm", "64M"]));
+    assert_eq!(r["recommended"]["num_workers"], 0, "{}", r["recommended"]);
+}
+
+#[test]
+fn check_text_is_short_and_names_the_deciding_number_and_the_fix() {
+    let (code, out) = text(&["check", "ogbn-papers100m", "--mem", "128G", "--shm", "100G"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.lines().count() <= 8,
+        "{} lines:\n{out}",
+        out.lines().count()
+    );
+    assert!(out.contains("DOES NOT FIT: exit 137"), "{out}");
+    assert!(
+        out.contains("host: peak") && out.contains("115 GiB usable of 128 GiB"),
+        "{out}"
+    );
+    assert!(out.contains("fix: "), "{out}");
+    assert!(!out.contains("components per phase"), "{out}");
+    let (code, out) = text(&["check", "ogbn-arxiv", "--mem", "64G"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.lines().count() <= 4, "{out}");
+}
