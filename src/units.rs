@@ -229,10 +229,10 @@ mod tests {
 
     #[test]
     fn yaml_sizes_deserialize() {
-        let b: Bytes = serde_yaml::from_str("256G").unwrap();
+        let b: Bytes = crate::yaml::from_str("256G").unwrap();
         assert_eq!(b, Bytes(256 << 30));
-        let b: Bytes = serde_yaml::from_str("1024").unwrap();
+        let b: Bytes = crate::yaml::from_str("1024").unwrap();
         assert_eq!(b, Bytes(1024));
-        assert!(serde_yaml::from_str::<Bytes>("-3").is_err());
+        assert!(crate::yaml::from_str::<Bytes>("-3").is_err());
     }
 }

@@ -15,15 +15,16 @@ use crate::units::{BareNumber, Bytes, parse_size};
 #[derive(Debug, Clone, clap::Args)]
 pub struct JobArgs {
     /// A job spec (YAML), an sbatch script, a job profile or a dataset profile name.
+    #[arg(add = crate::completion::job())]
     pub job: String,
     /// Host memory per node, as Slurm's --mem (256G = 256 GiB; a bare number is MiB).
     #[arg(long)]
     pub mem: Option<String>,
     /// GPU: a profile name (a40, a100-80gb, h100...) or a size (44.53GiB).
-    #[arg(long)]
+    #[arg(long, add = crate::completion::gpu())]
     pub gpu: Option<String>,
     /// Use this dataset profile instead of the job's.
-    #[arg(long)]
+    #[arg(long, add = crate::completion::dataset())]
     pub dataset: Option<String>,
     /// Seed nodes per batch.
     #[arg(long)]

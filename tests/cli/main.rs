@@ -10,5 +10,6 @@ mod diagnose;
 mod hostile;
 mod plan;
 mod probe;
+mod shell;
 mod watch;
 mod watch_faults;

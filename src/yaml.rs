@@ -1,0 +1,82 @@
+//! The one door to the YAML crate: every job spec, profile and calibration
+//! file is read, and every YAML report and file is written, through here.
+//!
+//! The crate is `serde-saphyr` (chosen 2026-11 over the alternatives, with
+//! `cargo info`): `serde_yaml` is deprecated upstream; `serde_yml` has a
+//! security advisory (RUSTSEC-2025-0068); `yaml_serde`, the YAML
+//! organisation's fork, is the same code as `serde_yaml` (libyaml translated
+//! to unsafe Rust) and keeps its one alias guard, which counts jumps to
+//! anchors, not the nodes they expand to: a 2 MB file whose `dataset:`
+//! mapping references a million-element anchor a hundred times made
+//! `serde_yaml` build 10^8 values and abort out of memory (the test below
+//! and `tests/regressions/yaml_alias_bomb.yaml`). `serde-saphyr` is safe
+//! Rust on the `granit-parser` parser and charges every replayed event to a
+//! budget ([`options`]). headroom's own limits stay in front of it:
+//! the text size ([`crate::limits::MAX_TEXT_FILE_BYTES`]) and the count of
+//! flow collections (`spec/yaml_depth.rs`).
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+/// The largest number of events an alias may replay in one file. A job
+/// spec has no aliases at all; a hand-written one that shares a loader
+/// block between two places replays a few dozen events.
+const MAX_REPLAYED_EVENTS: usize = 100_000;
+
+/// The parser's settings: serde_yaml's reading of YAML 1.2 where the two
+/// differ (only `true`/`false` are booleans, `<<` is not a merge key), a
+/// one-line error (no source snippet: headroom prints one line per error),
+/// and a replay budget small enough that no alias bomb gets near memory.
+fn options() -> serde_saphyr::Options {
+    let mut o = serde_saphyr::Options::default();
+    o.with_snippet = false;
+    o.strict_booleans = true;
+    o.merge_keys = serde_saphyr::options::MergeKeyPolicy::Error;
+    o.alias_limits.max_total_replayed_events = MAX_REPLAYED_EVENTS;
+    o
+}
+
+/// Reads one YAML document as `T`; the error is the crate's message on one
+/// line.
+pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, String> {
+    serde_saphyr::from_str_with_options(text, options()).map_err(|e| one_line(&e.to_string()))
+}
+
+/// Writes `value` as one YAML document.
+pub fn to_string<T: Serialize>(value: &T) -> Result<String, String> {
+    serde_saphyr::to_string(value).map_err(|e| one_line(&e.to_string()))
+}
+
+fn one_line(msg: &str) -> String {
+    msg.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_anchor_replayed_a_hundred_times_is_refused_not_built() {
+        // The shape that aborted serde_yaml: 10^4 elements here, replayed
+        // 100 times, is 10^6 events, past the replay budget.
+        let text = format!(
+            "x: &a [{}]\ny: [{}]\n",
+            vec!["1"; 10_000].join(","),
+            vec!["*a"; 100].join(",")
+        );
+        let err = from_str::<serde_json::Value>(&text).unwrap_err();
+        assert!(err.contains("alias"), "{err}");
+        assert!(!err.contains('\n'));
+        // A small anchor used twice still works.
+        let v: serde_json::Value = from_str("a: &l [15, 10]\nb: *l\n").unwrap();
+        assert_eq!(v["b"], serde_json::json!([15, 10]));
+    }
+
+    #[test]
+    fn yaml_1_1_spellings_read_as_serde_yaml_read_them() {
+        assert!(from_str::<bool>("yes").is_err());
+        assert!(from_str::<bool>("true").unwrap());
+        let v: serde_json::Value = from_str("a: {x: 1}\nb:\n  <<: {x: 2}\n").unwrap_or_default();
+        assert_ne!(v["b"]["x"], serde_json::json!(2), "merge key applied");
+    }
+}
