@@ -10,6 +10,7 @@ mod diagnose;
 mod hostile;
 mod plan;
 mod probe;
+mod readme;
 mod shell;
 mod watch;
 mod watch_faults;
