@@ -39,7 +39,10 @@ fn options() -> serde_saphyr::Options {
 /// Reads one YAML document as `T`; the error is the crate's message on one
 /// line.
 pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, String> {
-    serde_saphyr::from_str_with_options(text, options()).map_err(|e| one_line(&e.to_string()))
+    // The user-facing wording: the default one speaks to the programmer
+    // ("set DuplicateKeyPolicy in Options").
+    serde_saphyr::from_str_with_options(text, options())
+        .map_err(|e| one_line(&e.render_with_formatter(&serde_saphyr::UserMessageFormatter)))
 }
 
 /// Writes `value` as one YAML document.
@@ -65,11 +68,27 @@ mod tests {
             vec!["*a"; 100].join(",")
         );
         let err = from_str::<serde_json::Value>(&text).unwrap_err();
-        assert!(err.contains("alias"), "{err}");
+        assert!(err.contains("too large or too complex"), "{err}");
         assert!(!err.contains('\n'));
         // A small anchor used twice still works.
         let v: serde_json::Value = from_str("a: &l [15, 10]\nb: *l\n").unwrap();
         assert_eq!(v["b"], serde_json::json!([15, 10]));
+    }
+
+    #[test]
+    fn errors_speak_to_the_user_on_one_line() {
+        for (text, want) in [
+            ("a: 1\na: 2\n", "duplicate"),
+            ("a: 1\n---\na: 2\n", "multiple"),
+            ("a: [1,\n", "line"),
+        ] {
+            let err = from_str::<serde_json::Value>(text).unwrap_err();
+            assert!(err.contains(want), "{text:?}: {err}");
+            assert!(
+                !err.contains("Options") && !err.contains("from_str"),
+                "{err}"
+            );
+        }
     }
 
     #[test]
