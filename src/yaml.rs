@@ -6,10 +6,10 @@
 //! security advisory (RUSTSEC-2025-0068); `yaml_serde`, the YAML
 //! organisation's fork, is the same code as `serde_yaml` (libyaml translated
 //! to unsafe Rust) and keeps its one alias guard, which counts jumps to
-//! anchors, not the nodes they expand to: a 2 MB file whose `dataset:`
-//! mapping references a million-element anchor a hundred times made
-//! `serde_yaml` build 10^8 values and abort out of memory (the test below
-//! and `tests/regressions/yaml_alias_bomb.yaml`). `serde-saphyr` is safe
+//! anchors, not the nodes they expand to: a 23 KB file whose `dataset:`
+//! mapping references a 10,000-element anchor 1,000 times made `serde_yaml`
+//! build 10^7 values and abort at a 300 MB limit
+//! (`tests/regressions/yaml_alias_bomb.yaml`, tests/cli/hostile.rs). `serde-saphyr` is safe
 //! Rust on the `granit-parser` parser and charges every replayed event to a
 //! budget ([`options`]). headroom's own limits stay in front of it:
 //! the text size ([`crate::limits::MAX_TEXT_FILE_BYTES`]) and the count of
