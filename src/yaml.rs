@@ -9,22 +9,21 @@
 //! anchors, not the nodes they expand to: a 23 KB file whose `dataset:`
 //! mapping references a 10,000-element anchor 1,000 times made `serde_yaml`
 //! build 10^7 values and abort at a 300 MB limit
-//! (`tests/regressions/yaml_alias_bomb.yaml`, tests/cli/hostile.rs). `serde-saphyr` is safe
-//! Rust on the `granit-parser` parser and charges every replayed event to a
-//! budget ([`options`]). headroom's own limits stay in front of it:
-//! the text size ([`crate::limits::MAX_TEXT_FILE_BYTES`]) and the count of
-//! flow collections (`spec/yaml_depth.rs`).
+//! (`tests/regressions/yaml_alias_bomb.yaml`, tests/cli/hostile.rs).
+//! `serde-saphyr` is safe Rust on the `granit-parser` parser, streams the
+//! document into the target type (nothing is built for a field that is
+//! refused), and charges every event an alias replays to a budget
+//! ([`crate::limits::MAX_YAML_ALIAS_REPLAY_EVENTS`]); its default budget also
+//! bounds depth (64), nodes and events. headroom's own limits stay in front
+//! of it: the text size ([`crate::limits::MAX_TEXT_FILE_BYTES`]) and the
+//! count of flow collections (`spec/yaml_depth.rs`).
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-/// The largest number of events an alias may replay in one file. A job
-/// spec has no aliases at all; a hand-written one that shares a loader
-/// block between two places replays a few dozen events.
-const MAX_REPLAYED_EVENTS: usize = 100_000;
-
-/// The parser's settings: serde_yaml's reading of YAML 1.2 where the two
-/// differ (only `true`/`false` are booleans, `<<` is not a merge key), a
+/// The parser's settings: serde_yaml's reading where the two differ (only
+/// `true`/`false` are booleans, not YAML 1.1's `yes`/`on`; a `<<` merge key
+/// is refused rather than merged, as serde_yaml never merged it), a
 /// one-line error (no source snippet: headroom prints one line per error),
 /// and a replay budget small enough that no alias bomb gets near memory.
 fn options() -> serde_saphyr::Options {
@@ -32,7 +31,7 @@ fn options() -> serde_saphyr::Options {
     o.with_snippet = false;
     o.strict_booleans = true;
     o.merge_keys = serde_saphyr::options::MergeKeyPolicy::Error;
-    o.alias_limits.max_total_replayed_events = MAX_REPLAYED_EVENTS;
+    o.alias_limits.max_total_replayed_events = crate::limits::MAX_YAML_ALIAS_REPLAY_EVENTS;
     o
 }
 
