@@ -5,7 +5,7 @@
 //! JOB is a path *or* a profile name, and a static script can offer only one
 //! of the two (clap_complete's bash and zsh generators switch to a word list
 //! as soon as an argument has possible values, and lose file names). The
-//! shell calls `headroom` back with `COMPLETE=<shell>` set; `main` answers
+//! shell calls `headroom` back with `HEADROOM_COMPLETE=<shell>` set; `main` answers
 //! through [`clap_complete::CompleteEnv`] before anything else runs. The
 //! engine is behind clap_complete's `unstable-dynamic` feature; Cargo.lock
 //! pins the version it was written against.
@@ -20,7 +20,10 @@ use clap_complete::env::{Bash, Elvish, EnvCompleter, Fish, Powershell, Zsh};
 use crate::profiles;
 
 /// The environment variable the shell sets when it asks for candidates.
-pub const VAR: &str = "COMPLETE";
+/// Not clap's default `COMPLETE`: a word that generic may be set in a
+/// user's environment for something else, and headroom would then print a
+/// completion script instead of running.
+pub const VAR: &str = "HEADROOM_COMPLETE";
 
 /// Candidates among `names` starting with what was typed, each with help.
 fn matching<'a>(

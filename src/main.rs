@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser};
 
 fn main() -> ExitCode {
-    // A shell asking for completions (COMPLETE=bash) is answered here and
+    // A shell asking for completions (HEADROOM_COMPLETE=bash) is answered here and
     // the process exits; see src/completion.rs.
     clap_complete::CompleteEnv::with_factory(headroom::cli::Cli::command)
         .var(headroom::completion::VAR)

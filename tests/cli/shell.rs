@@ -114,3 +114,14 @@ fn the_manual_pages_render() {
         );
     }
 }
+
+#[test]
+fn a_generic_complete_variable_in_the_environment_does_not_hijack_a_run() {
+    let out = headroom()
+        .args(["profiles", "--kind", "gpus"])
+        .env("COMPLETE", "bash")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("a100-80gb"));
+}
