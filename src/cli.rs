@@ -35,10 +35,15 @@ pub enum Command {
     /// A calibration worker (headroom re-executes itself as one).
     #[command(name = "__calibrate-worker", hide = true)]
     CalibrateWorker(crate::calibrate::worker::WorkerArgs),
-    /// Print shell completions.
+    /// Print the script that registers shell completion (profile names included).
     Completions {
-        /// The shell to generate completions for.
+        /// The shell to register with.
         shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff): `headroom man > headroom.1`, `headroom man plan > headroom-plan.1`.
+    Man {
+        /// A verb whose own page to print.
+        verb: Option<String>,
     },
 }
 
@@ -54,9 +59,24 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::SimulateAlloc(args) => crate::alloc::cli::run(&args),
         Command::Profiles(args) => crate::profiles::cli::run(&args),
         Command::Completions { shell } => {
-            let mut cmd = Cli::command();
-            clap_complete::generate(shell, &mut cmd, "headroom", &mut std::io::stdout());
-            Ok(ExitCode::SUCCESS)
+            let script = crate::completion::registration(shell)
+                .map_err(|e| crate::error::Error::bad(e.to_string()))?;
+            write_stdout(&script)
         }
+        Command::Man { verb } => {
+            write_stdout(&crate::manpage::render(Cli::command(), verb.as_deref())?)
+        }
+    }
+}
+
+fn write_stdout(bytes: &[u8]) -> Result<ExitCode> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        // A closed pipe (`| head`) is the reader's choice, as in output::emit.
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(crate::error::Error::io("<stdout>", e))
+        }
+        _ => Ok(ExitCode::SUCCESS),
     }
 }

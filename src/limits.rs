@@ -35,6 +35,12 @@ pub const MAX_PICKLE_DEPTH: usize = 64;
 /// or calibration file opens fewer than ten.
 pub const MAX_YAML_FLOW_COLLECTIONS: usize = 1024;
 
+/// The most events YAML aliases may replay in one file (the parser's
+/// alias budget, src/yaml.rs). A job spec has no aliases; one that shares a
+/// loader block between two places replays a few dozen events, while an
+/// alias bomb replays millions.
+pub const MAX_YAML_ALIAS_REPLAY_EVENTS: usize = 100_000;
+
 /// The longest value an sbatch variable may take after substitution
 /// (`A=$A$A` repeated doubles it each line).
 pub const MAX_VARIABLE_BYTES: usize = 64 << 10;

@@ -3,9 +3,14 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 
 fn main() -> ExitCode {
+    // A shell asking for completions (HEADROOM_COMPLETE=bash) is answered here and
+    // the process exits; see src/completion.rs.
+    clap_complete::CompleteEnv::with_factory(headroom::cli::Cli::command)
+        .var(headroom::completion::VAR)
+        .complete();
     let cli = headroom::cli::Cli::parse();
     match headroom::cli::run(cli) {
         Ok(code) => code,

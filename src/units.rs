@@ -241,12 +241,12 @@ mod tests {
 
     #[test]
     fn yaml_sizes_deserialize() {
-        let b: Bytes = serde_yaml::from_str("256G").unwrap();
+        let b: Bytes = crate::yaml::from_str("256G").unwrap();
         assert_eq!(b, Bytes(256 << 30));
-        let b: Bytes = serde_yaml::from_str("1024B").unwrap();
+        let b: Bytes = crate::yaml::from_str("1024B").unwrap();
         assert_eq!(b, Bytes(1024));
-        assert!(serde_yaml::from_str::<Bytes>("-3").is_err());
-        let err = serde_yaml::from_str::<Bytes>("256")
+        assert!(crate::yaml::from_str::<Bytes>("-3").is_err());
+        let err = crate::yaml::from_str::<Bytes>("256")
             .unwrap_err()
             .to_string();
         assert!(err.contains("no unit") && err.contains("256G"), "{err}");
@@ -255,9 +255,9 @@ mod tests {
     #[test]
     fn written_sizes_read_back() {
         for n in [0, 1, 4097, 64 << 20, 256 << 30, (3 << 40) + (1 << 30)] {
-            let text = serde_yaml::to_string(&Bytes(n)).unwrap();
+            let text = crate::yaml::to_string(&Bytes(n)).unwrap();
             assert_eq!(
-                serde_yaml::from_str::<Bytes>(&text).unwrap(),
+                crate::yaml::from_str::<Bytes>(&text).unwrap(),
                 Bytes(n),
                 "{text}"
             );

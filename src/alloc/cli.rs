@@ -19,7 +19,7 @@ pub struct SimulateArgs {
     /// A `torch.cuda.memory._dump_snapshot()` pickle (recorded with `_record_memory_history()`); `-` reads standard input.
     pub snapshot: PathBuf,
     /// The GPU to simulate: a profile name (`a40`, `h100`) or its total memory (`80G`, `44.53GiB`).
-    #[arg(long)]
+    #[arg(long, add = crate::completion::gpu())]
     pub gpu: String,
     /// PYTORCH_CUDA_ALLOC_CONF to simulate, e.g. `expandable_segments:True`.
     #[arg(long, default_value = "")]

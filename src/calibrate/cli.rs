@@ -319,7 +319,7 @@ pub fn write_file(
         coefficients: coeffs.clone(),
         gpu,
     };
-    let text = serde_yaml::to_string(&file)
+    let text = crate::yaml::to_string(&file)
         .map_err(|e| Error::Internal(format!("calibration file: {e}")))?;
     std::fs::write(path, text).map_err(|e| Error::io(path, e))
 }

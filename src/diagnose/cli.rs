@@ -22,7 +22,7 @@ pub struct DiagnoseArgs {
     #[arg(long, value_name = "FILE|-")]
     pub sacct: Option<PathBuf>,
     /// A job spec or sbatch script: also recommend a configuration that fits.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", add = crate::completion::job())]
     pub job: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t)]

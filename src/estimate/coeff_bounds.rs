@@ -66,10 +66,10 @@ pub fn validate(c: &Coefficients) -> std::result::Result<(), String> {
 pub fn parse_calibration(text: &str, path: &Path) -> Result<CalibrationFile> {
     let shown = crate::output::shown(&path.display().to_string());
     crate::spec::check_yaml_depth(text, &shown)?;
-    let file: CalibrationFile = serde_yaml::from_str(text).map_err(|e| {
+    let file: CalibrationFile = crate::yaml::from_str(text).map_err(|e| {
         Error::bad(format!(
             "{shown}: not a calibration file: {}",
-            crate::output::shown_within(&e.to_string(), 300)
+            crate::output::shown_within(&e, 300)
         ))
     })?;
     validate(&file.coefficients).map_err(|e| Error::bad(format!("{shown}: {e}")))?;

@@ -5,6 +5,6 @@ use std::io::Write;
 use super::Report;
 
 pub(super) fn write<R: Report>(report: &R, w: &mut dyn Write) -> std::io::Result<()> {
-    let text = serde_yaml::to_string(report).map_err(std::io::Error::other)?;
+    let text = crate::yaml::to_string(report).map_err(std::io::Error::other)?;
     w.write_all(text.as_bytes())
 }

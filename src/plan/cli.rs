@@ -15,6 +15,7 @@ use crate::units::{BareNumber, Bytes, parse_size};
 #[derive(Debug, Clone, clap::Args)]
 pub struct JobArgs {
     /// A job spec (YAML), an sbatch script, a job profile or a dataset profile name.
+    #[arg(add = crate::completion::job())]
     pub job: String,
     /// Host memory per node, as Slurm's --mem reads it (256G and 256GB = 256 GiB; a bare number is MiB; 0 = the whole node, see --node-mem).
     #[arg(long, conflicts_with_all = ["mem_per_cpu", "mem_per_gpu"])]
@@ -29,10 +30,10 @@ pub struct JobArgs {
     #[arg(long)]
     pub node_mem: Option<String>,
     /// GPU: a profile name (a40, a100-80gb, h100...) or a size (44.53GiB).
-    #[arg(long)]
+    #[arg(long, add = crate::completion::gpu())]
     pub gpu: Option<String>,
     /// Use this dataset profile instead of the job's.
-    #[arg(long)]
+    #[arg(long, add = crate::completion::dataset())]
     pub dataset: Option<String>,
     /// Seed nodes per batch.
     #[arg(long)]

@@ -138,7 +138,7 @@ pub fn write(dir: &Path, r: &ProbeReport) -> Result<()> {
         yaml.push_str(&format!("# assumed: {a}\n"));
     }
     yaml.push_str(
-        &serde_yaml::to_string(&r.observed.spec)
+        &crate::yaml::to_string(&r.observed.spec)
             .map_err(|e| Error::Internal(format!("job.yaml: {e}")))?,
     );
     let p = dir.join(JOB_FILE);

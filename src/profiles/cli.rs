@@ -82,7 +82,7 @@ pub fn run(args: &ProfilesArgs) -> Result<ExitCode> {
         super::names("jobs")
             .map(|n| {
                 let spec = super::text("jobs", n)
-                    .and_then(|t| serde_yaml::from_str::<crate::spec::JobSpec>(t).ok());
+                    .and_then(|t| crate::yaml::from_str::<crate::spec::JobSpec>(t).ok());
                 (
                     n.to_string(),
                     spec.and_then(|s| s.description).unwrap_or_default(),

@@ -67,7 +67,7 @@ pub fn unknown(kind_label: &str, wanted: &str, known: Vec<&str>) -> Error {
 
 /// Parses one embedded profile; a broken embedded file is a headroom bug.
 fn parse_embedded<T: serde::de::DeserializeOwned>(kind: &str, name: &str, text: &str) -> Result<T> {
-    serde_yaml::from_str(text)
+    crate::yaml::from_str(text)
         .map_err(|e| Error::Internal(format!("embedded profile {kind}/{name} is invalid: {e}")))
 }
 

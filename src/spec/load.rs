@@ -84,8 +84,5 @@ pub fn from_text(text: &str, source: &str) -> Result<Loaded> {
 }
 
 fn parse_yaml(text: &str, source: &str) -> Result<JobSpec> {
-    serde_yaml::from_str(text).map_err(|e| {
-        let msg = e.to_string().replace('\n', " ");
-        Error::bad(format!("{source}: {msg}"))
-    })
+    crate::yaml::from_str(text).map_err(|msg| Error::bad(format!("{source}: {msg}")))
 }

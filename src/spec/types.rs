@@ -78,18 +78,34 @@ pub enum DatasetRef {
     Inline(Box<DatasetProfile>),
 }
 
+// A visitor rather than a buffered untagged enum: the mapping goes straight
+// to `DatasetProfile`'s own deserializer, so its errors name the field, and
+// nothing of the document is copied into a generic value first.
 impl<'de> Deserialize<'de> for DatasetRef {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        use serde::de::Error;
-        match serde_yaml::Value::deserialize(d)? {
-            serde_yaml::Value::String(name) => Ok(DatasetRef::Name(name)),
-            v @ serde_yaml::Value::Mapping(_) => serde_yaml::from_value(v)
-                .map(|p| DatasetRef::Inline(Box::new(p)))
-                .map_err(|e| D::Error::custom(format!("dataset: {e}"))),
-            _ => Err(D::Error::custom(
-                "dataset must be a profile name (ogbn-papers100m) or a mapping {nodes, edges, features, ...}",
-            )),
+        struct RefVisitor;
+        impl<'de> serde::de::Visitor<'de> for RefVisitor {
+            type Value = DatasetRef;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    "dataset must be a profile name (ogbn-papers100m) or a mapping {nodes, edges, features, ...}",
+                )
+            }
+            fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<DatasetRef, E> {
+                Ok(DatasetRef::Name(name.to_string()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<DatasetRef, A::Error> {
+                // The error is passed on as it is: it already names the
+                // line and column, and its list of expected fields says
+                // that it is the dataset's.
+                DatasetProfile::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(|p| DatasetRef::Inline(Box::new(p)))
+            }
         }
+        d.deserialize_any(RefVisitor)
     }
 }
 
@@ -272,7 +288,7 @@ pub struct LoaderSpec {
 
 impl Default for LoaderSpec {
     fn default() -> Self {
-        serde_yaml::from_str("{}").unwrap_or_else(|_| unreachable!("all fields have defaults"))
+        crate::yaml::from_str("{}").unwrap_or_else(|_| unreachable!("all fields have defaults"))
     }
 }
 

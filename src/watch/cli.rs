@@ -39,7 +39,7 @@ pub struct WatchArgs {
     #[arg(long, value_parser = parse_limit)]
     pub limit: Option<u64>,
     /// The job spec whose predicted peak is drawn beside the measurement.
-    #[arg(long)]
+    #[arg(long, add = crate::completion::job())]
     pub job: Option<PathBuf>,
     /// The predicted peak to draw, when known without a job spec (64G).
     #[arg(long, value_parser = parse_limit)]

@@ -41,10 +41,9 @@ fn first_location(report: &Value) -> String {
 #[test]
 fn fixture_corpus_matches_hand_worked_expectations() {
     let text = std::fs::read_to_string(fixture("diagnose/expected.yaml")).unwrap();
-    let cases: Vec<serde_yaml::Value> = serde_yaml::from_str(&text).unwrap();
+    let cases: Vec<Value> = headroom::yaml::from_str(&text).unwrap();
     assert!(cases.len() >= 30, "corpus shrank to {}", cases.len());
     for case in cases {
-        let case: Value = serde_json::to_value(case).unwrap();
         let name = case["name"].as_str().unwrap().to_string();
         let mut args: Vec<String> = Vec::new();
         for f in case["files"].as_array().into_iter().flatten() {
@@ -259,7 +258,7 @@ fn sacct_from_stdin_and_yaml_output() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
-    let got: serde_yaml::Value = serde_yaml::from_slice(&out.stdout).unwrap();
+    let got: Value = headroom::yaml::from_str(std::str::from_utf8(&out.stdout).unwrap()).unwrap();
     assert_eq!(got["category"].as_str(), Some("host_oom_cgroup"));
     // The job row's ExitCode 0:125 is Slurm's OUT_OF_MEMORY marker.
     assert_eq!(got["exit"]["raw"].as_str(), Some("0:125"));

@@ -83,6 +83,21 @@ fn text_inputs_past_a_limit_are_refused_by_name() {
     let plan = |f: &str| refused(&["plan", regression(f).to_str().unwrap()]);
     assert!(plan("sbatch_doubling.sbatch").contains("longest variable"));
     assert!(plan("yaml_nested_100k.yaml").contains("YAML nesting"));
+    // serde_yaml built the whole expansion and aborted at the 300 MB limit;
+    // the spec is read as it streams, so the first misplaced key stops it.
+    assert!(plan("yaml_alias_bomb.yaml").contains("line 4"));
+    // Read as a calibration file, whose reader skips the unknown `dataset:`
+    // by replaying it, the replay budget (src/yaml.rs) stops it.
+    let bomb = regression("yaml_alias_bomb.yaml");
+    let err = refused(&[
+        "plan",
+        "ogbn-arxiv",
+        "--mem",
+        "64G",
+        "--calibration",
+        bomb.to_str().unwrap(),
+    ]);
+    assert!(err.contains("too large or too complex"), "{err}");
     for (file, name) in [
         ("calibration_u64max.yaml", "runtime_bytes"),
         ("calibration_nan.yaml", "cpu_heap_small_tensors"),

@@ -12,6 +12,8 @@ mod hostile;
 mod plan;
 mod plan_truth;
 mod probe;
+mod readme;
+mod shell;
 mod slurm_request;
 mod watch;
 mod watch_faults;

@@ -285,7 +285,7 @@ fn a_fresh_real_run_is_probed_where_pyg_is_importable() {
         .assert()
         .success();
     let text = std::fs::read_to_string(run.join("job.yaml")).unwrap();
-    let job: serde_json::Value = serde_yaml::from_str(&text).unwrap();
+    let job: serde_json::Value = headroom::yaml::from_str(&text).unwrap();
     assert_eq!(job["loader"]["batch_size"], 256);
     assert_eq!(job["loader"]["fanout"], serde_json::json!([5, 5]));
     assert_eq!(job["loader"]["num_workers"], 1);

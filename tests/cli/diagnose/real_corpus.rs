@@ -70,7 +70,7 @@ fn expected_cuda(c: &BTreeMap<String, String>) -> Vec<(&'static str, u64)> {
 
 fn load(file: &str) -> Vec<Case> {
     let text = std::fs::read_to_string(fixture(&format!("diagnose/real/{file}"))).expect(file);
-    serde_yaml::from_str(&text).expect("corpus YAML")
+    headroom::yaml::from_str(&text).expect("corpus YAML")
 }
 
 fn diagnose(dir: &std::path::Path, case: &Case) -> Value {
