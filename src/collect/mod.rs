@@ -12,6 +12,8 @@
 pub mod cgroup;
 pub mod cgroup_limit;
 pub mod gpu;
+pub mod job_cgroup;
+pub mod kmsg;
 pub mod proc_text;
 pub mod procfs;
 pub mod tree;

@@ -88,17 +88,23 @@ impl TreeSampler {
 
     /// Reads the tree under `root` once.
     pub fn sample(&mut self, root: u32) -> TreeReading {
-        let now = Instant::now();
         // Every tenth sample re-reads what rarely changes: children forked by
         // other threads, names, parents and the shmem part of RSS (`status`).
         // Between, one `children` and one `statm` file per process.
-        let full = self.samples.is_multiple_of(10);
-        self.samples += 1;
-        let pids = if full {
+        let pids = if self.samples.is_multiple_of(10) {
             self.proc.descendants(root)
         } else {
             self.proc.descendants_of_main_threads(root)
         };
+        self.sample_pids(pids, root)
+    }
+
+    /// Reads the processes `pids` once (a cgroup's members, parents need not
+    /// come first); `root` inherits the shared pages of processes that exit.
+    pub fn sample_pids(&mut self, pids: Vec<u32>, root: u32) -> TreeReading {
+        let now = Instant::now();
+        let full = self.samples.is_multiple_of(10);
+        self.samples += 1;
         let mut procs: Vec<ProcessMemory> = Vec::with_capacity(pids.len());
         for pid in pids {
             let known = if full { None } else { self.status.get(&pid) };

@@ -53,9 +53,81 @@ pub struct WatchArgs {
     /// end, then SIGKILL its process group (a job that ignores SIGTERM).
     #[arg(long, default_value = "10s", value_parser = parse_interval)]
     pub kill_after: Duration,
-    /// The command to run, after `--`.
-    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true, num_args = 1..)]
+    /// Attach to a running process and its tree instead of starting one.
+    #[arg(long, conflicts_with_all = ["cgroup", "slurm_job", "command", "limit", "probe"])]
+    pub pid: Option<u32>,
+    /// Attach to every process in a memory cgroup directory (v1 or v2),
+    /// its sub-cgroups included, and read the limit from it.
+    #[arg(long, conflicts_with_all = ["slurm_job", "command", "limit", "probe"])]
+    pub cgroup: Option<PathBuf>,
+    /// Attach to a Slurm job running on this node, found in the cgroup
+    /// layouts Slurm uses (v1 `memory/slurm/uid_*/job_ID`, v2
+    /// `system.slice/slurmstepd.scope/job_ID`).
+    #[arg(long, conflicts_with_all = ["command", "limit", "probe"])]
+    pub slurm_job: Option<u64>,
+    /// Where cgroups are mounted (for --slurm-job).
+    #[arg(long, default_value = "/sys/fs/cgroup", hide = true)]
+    pub cgroup_root: PathBuf,
+    /// Warn on stderr when the job's memory passes these percentages of its
+    /// limit, with the growth rate and the projected time to the limit.
+    #[arg(long, value_delimiter = ',', default_value = "80,90", value_parser = parse_percent)]
+    pub alert_at: Vec<f64>,
+    /// Run this shell command at each threshold crossing, with the figures in
+    /// HEADROOM_* environment variables (a curl to a chat hook, scontrol hold).
+    #[arg(long)]
+    pub alert_cmd: Option<String>,
+    /// Keep every sample for this long, then one row per --keep-every (the
+    /// interval's peaks, exact) plus full resolution around peaks and events.
+    #[arg(long, default_value = "10m", value_parser = parse_span)]
+    pub full_resolution_for: Duration,
+    /// After --full-resolution-for, one row per this much time.
+    #[arg(long, default_value = "10s", value_parser = parse_interval)]
+    pub keep_every: Duration,
+    /// The command to run, after `--` (or --pid, --cgroup, --slurm-job).
+    #[arg(required_unless_present_any = ["pid", "cgroup", "slurm_job"], trailing_var_arg = true, allow_hyphen_values = true, num_args = 1..)]
     pub command: Vec<String>,
+}
+
+impl WatchArgs {
+    /// Whether headroom attaches to something already running.
+    pub fn attaching(&self) -> bool {
+        self.pid.is_some() || self.cgroup.is_some() || self.slurm_job.is_some()
+    }
+}
+
+fn parse_percent(text: &str) -> std::result::Result<f64, String> {
+    let v: f64 = text
+        .trim()
+        .trim_end_matches('%')
+        .parse()
+        .map_err(|_| format!("'{text}' is not a percentage (try 80,90)"))?;
+    if !(1.0..=100.0).contains(&v) {
+        return Err(format!(
+            "threshold '{text}' must be between 1 and 100 percent"
+        ));
+    }
+    Ok(v)
+}
+
+/// Like [`parse_interval`] but allows hours and days and zero (`0`: keep
+/// every sample for the whole run).
+fn parse_span(text: &str) -> std::result::Result<Duration, String> {
+    let t = text.trim();
+    if t == "0" {
+        return Ok(Duration::ZERO);
+    }
+    let (num, mult) = match t {
+        _ if t.ends_with('h') => (&t[..t.len() - 1], 3600.0),
+        _ if t.ends_with('d') => (&t[..t.len() - 1], 86400.0),
+        _ => return parse_interval(t),
+    };
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("'{t}' is not a duration (try 10m, 2h or 0)"))?;
+    if !(0.0..=3650.0 * 86400.0).contains(&(v * mult)) {
+        return Err(format!("duration '{t}' is out of range"));
+    }
+    Ok(Duration::from_secs_f64(v * mult))
 }
 
 /// Parses `100ms`, `2s`, `1.5s`, `1m`; refuses zero and anything under 10 ms.

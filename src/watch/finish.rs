@@ -10,8 +10,8 @@ use std::process::ExitCode;
 use super::child::forwarded_signal;
 use super::cli::WatchArgs;
 use super::plot::{PlotMarks, render_svg};
-use super::sample::Sample;
-use super::summary::{Peaks, WatchSummary};
+use super::record::Recorder;
+use super::summary::WatchSummary;
 use super::verdict::{EndEvidence, ExitKind, verdict};
 use crate::collect::cgroup::CgroupReader;
 use crate::collect::cgroup_limit::LimitCgroup;
@@ -37,16 +37,12 @@ pub struct Ended<'a> {
     pub stderr_tail: String,
     /// Wall time, seconds.
     pub duration: f64,
-    /// Every sample taken.
-    pub samples: Vec<Sample>,
-    /// The peaks.
-    pub peaks: Peaks,
+    /// The samples, peaks and alerts.
+    pub rec: Recorder,
     /// GPU names, or why there is none.
     pub gpu_note: String,
     /// The predicted peak, bytes.
     pub predicted: Option<u64>,
-    /// The first timeline write error, if any.
-    pub write_error: Option<Error>,
     /// When headroom began watching (before the cgroup and NVML were set up).
     pub began: std::time::Instant,
     /// Who sent the signal headroom forwarded, and whether it had to SIGKILL.
@@ -65,14 +61,18 @@ pub fn finish(e: Ended<'_>) -> Result<ExitCode> {
         exit,
         stderr_tail,
         duration,
-        samples,
-        peaks,
+        rec,
         gpu_note,
         predicted,
-        write_error,
         began,
         stop,
     } = e;
+    let Recorder {
+        samples,
+        peaks,
+        write_error,
+        ..
+    } = rec;
     let end = cgroup.as_ref().map(|c| c.read());
     let oom_kill_delta = match (oom_before, end.as_ref().and_then(|m| m.oom_kill)) {
         (Some(a), Some(b)) => Some(b.saturating_sub(a)),

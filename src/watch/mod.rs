@@ -6,14 +6,19 @@
 //! writes rows as they come, `summary` keeps the peaks, `verdict` names the
 //! cause, `plot` draws the SVG, `run` is the loop and `finish` the end.
 
+pub mod alert;
 pub mod child;
 pub mod cli;
+pub mod compress;
 pub mod finish;
 mod guard;
 pub mod plot;
+pub mod record;
+pub mod roles;
 pub mod run;
 pub mod sample;
 pub mod summary;
+pub mod thin;
 pub mod timeline;
 pub mod verdict;
 

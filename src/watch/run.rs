@@ -3,7 +3,6 @@
 //! explain, draw, clean up and hand back the job's exit code.
 
 use std::fs::File;
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::mpsc;
@@ -12,8 +11,8 @@ use std::time::{Duration, Instant};
 use super::child::{self, exit_kind, tail_text, tee_stderr};
 use super::cli::{Outputs, WatchArgs};
 use super::finish::{Ended, finish};
-use super::sample::{Sample, Sampler, thin};
-use super::summary::Peaks;
+use super::record::Recorder;
+use super::sample::Sampler;
 use super::timeline::Timeline;
 use crate::collect::cgroup::CgroupReader;
 use crate::collect::cgroup_limit::{LimitCgroup, systemd_hint};
@@ -21,7 +20,6 @@ use crate::collect::gpu::GpuReader;
 use crate::collect::procfs::ProcReader;
 use crate::collect::tree::TreeSampler;
 use crate::error::{Error, Result};
-use crate::units::fmt_bytes;
 
 /// Share of one core the watcher may use before it stops re-reading
 /// `smaps_rollup` (the 1% target, less a margin for the end-of-run work).
@@ -120,22 +118,18 @@ pub fn watch(
     });
     outputs.keep();
 
-    let mut sampler = Sampler {
-        tree: TreeSampler::new(ProcReader::new(), CPU_BUDGET, SMAPS_BURST),
-        cgroup: cgroup.clone(),
-        gpu,
-        root_pid: pid,
-        taken: 0,
-        last_cgroup: Default::default(),
-        stat_every: if args.probe { 1 } else { args.stat_every },
-    };
-    let mut timeline = files
+    let mut sampler = Sampler::new(
+        TreeSampler::new(ProcReader::new(), CPU_BUDGET, SMAPS_BURST),
+        pid,
+        None,
+    );
+    sampler.cgroup = cgroup.clone();
+    sampler.gpu = gpu;
+    sampler.stat_every = if args.probe { 1 } else { args.stat_every };
+    let timeline = files
         .timeline
         .map(|(p, f)| Timeline::new(&p, f, timeline_format(args)));
-    let show_progress = std::io::stderr().is_terminal() && std::io::stdout().is_terminal();
-    let mut samples: Vec<Sample> = Vec::new();
-    let mut peaks = Peaks::default();
-    let mut write_error: Option<Error> = None;
+    let mut rec = Recorder::new(timeline, args, format!("pid {pid}"));
     let status = loop {
         let tick = Instant::now();
         // Milliseconds are as fine as any interval allowed.
@@ -143,17 +137,7 @@ pub fn watch(
         let s = sampler.take(t_s);
         // A tree that has already gone is no sample: the job ended between ticks.
         if s.processes > 0 {
-            if let (Some(t), None) = (timeline.as_mut(), &write_error)
-                && let Err(e) = t.write(&s)
-            {
-                write_error = Some(e);
-            }
-            peaks.update(&s);
-            if show_progress {
-                progress(&s, &peaks);
-            }
-            samples.push(s);
-            thin(&mut samples);
+            rec.record(s);
         }
         stop.check(pid as i32, args.kill_after);
         let wait = args.interval.saturating_sub(tick.elapsed());
@@ -166,9 +150,7 @@ pub fn watch(
         }
     };
     let duration = started.elapsed().as_secs_f64();
-    if show_progress {
-        eprint!("\r\x1b[K");
-    }
+    rec.finish();
     let exit = match status {
         Ok(st) => exit_kind(st),
         Err(e) => return Err(Error::Internal(format!("waiting for the job: {e}"))),
@@ -196,11 +178,9 @@ pub fn watch(
         exit,
         stderr_tail,
         duration,
-        samples,
-        peaks,
+        rec,
         gpu_note,
         predicted,
-        write_error,
         began,
         stop: stop.evidence(),
     });
@@ -283,19 +263,4 @@ fn spawn_failed(cmd: &str, e: &std::io::Error) -> ExitCode {
             ExitCode::from(126)
         }
     }
-}
-
-fn progress(s: &Sample, peaks: &Peaks) {
-    let gpu = s
-        .gpu_used_bytes
-        .map(fmt_bytes)
-        .unwrap_or_else(|| "-".into());
-    eprint!(
-        "\r\x1b[K[headroom] {:>6.1}s PSS {} (peak {}) GPU {} workers {}",
-        s.t_s,
-        fmt_bytes(s.pss_sum_bytes),
-        fmt_bytes(peaks.get("pss_sum").unwrap_or(0)),
-        gpu,
-        s.processes.saturating_sub(1)
-    );
 }

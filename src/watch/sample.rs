@@ -7,7 +7,10 @@ use serde::Serialize;
 
 use crate::collect::cgroup::{CgroupMemory, CgroupReader};
 use crate::collect::gpu::GpuReader;
+use crate::collect::procfs::{ProcReader, ProcessMemory};
 use crate::collect::tree::TreeSampler;
+
+use super::roles::{NewProcess, Role, RoleBook};
 
 /// One row of the timeline. Bytes everywhere; empty (None) where the source
 /// gave no reading (no cgroup, no GPU driver).
@@ -58,7 +61,41 @@ pub struct Sample {
     pub gpu_used_bytes: Option<u64>,
     /// GPU memory NVML charges to processes of the tree.
     pub gpu_process_bytes: Option<u64>,
+    /// RSS of the main process(es) (see `roles`).
+    pub main_rss_bytes: u64,
+    /// PSS of the main process(es).
+    pub main_pss_bytes: u64,
+    /// USS of the main process(es).
+    pub main_uss_bytes: u64,
+    /// RSS summed over the training loader workers.
+    pub train_workers_rss_bytes: u64,
+    /// PSS summed over the training loader workers.
+    pub train_workers_pss_bytes: u64,
+    /// USS summed over the training loader workers.
+    pub train_workers_uss_bytes: u64,
+    /// RSS summed over the evaluation loader workers.
+    pub eval_workers_rss_bytes: u64,
+    /// PSS summed over the evaluation loader workers.
+    pub eval_workers_pss_bytes: u64,
+    /// USS summed over the evaluation loader workers.
+    pub eval_workers_uss_bytes: u64,
+    /// RSS summed over other children.
+    pub other_rss_bytes: u64,
+    /// PSS summed over other children.
+    pub other_pss_bytes: u64,
+    /// USS summed over other children.
+    pub other_uss_bytes: u64,
+    /// /dev/shm files the loader workers hold open (each file once), read
+    /// every [`SHM_EVERY`]th sample and carried between.
+    pub workers_dev_shm_bytes: Option<u64>,
+    /// 0 for one sample; for a row that stands for an interval of a long
+    /// run, its length in seconds (every figure is then the interval's peak).
+    pub span_s: f64,
 }
+
+/// The loader workers' /dev/shm files are read every this many samples
+/// (a readlink per open fd: too costly for every sample of 100 processes).
+pub const SHM_EVERY: u64 = 50;
 
 /// Takes samples of one job: its tree under `root_pid`, a cgroup, the GPUs.
 pub struct Sampler {
@@ -76,12 +113,27 @@ pub struct Sampler {
     pub last_cgroup: CgroupMemory,
     /// Read the cgroup's memory.stat every this many samples (usage every sample).
     pub stat_every: u64,
+    /// When attached to a cgroup: its processes are the job, not a tree.
+    pub members: Option<CgroupReader>,
+    /// Reads command lines and fds for the roles.
+    pub proc: ProcReader,
+    /// Each process's role.
+    pub roles: RoleBook,
+    /// The workers' /dev/shm bytes at the last read.
+    pub last_shm: Option<u64>,
 }
 
 impl Sampler {
     /// Reads everything once. `t_s` is the time to stamp on the row.
     pub fn take(&mut self, t_s: f64) -> Sample {
-        let reading = self.tree.sample(self.root_pid);
+        let reading = match &self.members {
+            Some(cg) => {
+                let pids = crate::collect::job_cgroup::member_pids(cg);
+                let root = pids.first().copied().unwrap_or(self.root_pid);
+                self.tree.sample_pids(pids, root)
+            }
+            None => self.tree.sample(self.root_pid),
+        };
         let procs = &reading.processes;
         let mut s = Sample {
             t_s,
@@ -98,6 +150,7 @@ impl Sampler {
             s.rss_shmem_sum_bytes += p.rss_shmem.unwrap_or(0);
             s.pss_file_sum_bytes += p.pss_file.unwrap_or(0);
         }
+        self.add_roles(t_s, procs, &mut s);
         if let Some(top) = procs.iter().max_by_key(|p| p.pss.or(p.rss).unwrap_or(0)) {
             s.top_pid = Some(top.pid);
             s.top_comm = Some(top.comm.clone());
@@ -134,55 +187,87 @@ impl Sampler {
     }
 }
 
-/// Most samples kept in memory for the plot (a few MiB); a three-day run at
-/// 100 ms would otherwise keep 2.6 million. The timeline file keeps them all.
-pub const PLOT_SAMPLES: usize = 20_000;
-
-/// Halves `samples` once they reach [`PLOT_SAMPLES`], merging neighbours
-/// into their larger readings so no peak disappears from the picture.
-pub fn thin(samples: &mut Vec<Sample>) {
-    if samples.len() < PLOT_SAMPLES {
-        return;
+impl Sampler {
+    /// A sampler of the tree under `root_pid` (or of the cgroup `members`).
+    pub fn new(tree: TreeSampler, root_pid: u32, members: Option<CgroupReader>) -> Self {
+        Sampler {
+            tree,
+            cgroup: None,
+            gpu: None,
+            root_pid,
+            taken: 0,
+            last_cgroup: CgroupMemory::default(),
+            stat_every: 10,
+            members,
+            proc: ProcReader::new(),
+            roles: RoleBook::default(),
+            last_shm: None,
+        }
     }
-    let merged = samples
-        .chunks(2)
-        .map(|pair| match pair {
-            [a, b] => merge_max(a, b),
-            [a] => a.clone(),
-            _ => Sample::default(),
-        })
-        .collect();
-    *samples = merged;
-}
 
-fn merge_max(a: &Sample, b: &Sample) -> Sample {
-    let mx = |x: Option<u64>, y: Option<u64>| x.max(y);
-    let top = if b.top_pss_bytes > a.top_pss_bytes {
-        b
-    } else {
-        a
-    };
-    Sample {
-        t_s: a.t_s,
-        processes: a.processes.max(b.processes),
-        rss_sum_bytes: a.rss_sum_bytes.max(b.rss_sum_bytes),
-        pss_sum_bytes: a.pss_sum_bytes.max(b.pss_sum_bytes),
-        uss_sum_bytes: a.uss_sum_bytes.max(b.uss_sum_bytes),
-        pss_shmem_sum_bytes: a.pss_shmem_sum_bytes.max(b.pss_shmem_sum_bytes),
-        rss_shmem_sum_bytes: a.rss_shmem_sum_bytes.max(b.rss_shmem_sum_bytes),
-        pss_file_sum_bytes: a.pss_file_sum_bytes.max(b.pss_file_sum_bytes),
-        pss_carried: a.pss_carried.max(b.pss_carried),
-        pss_age_ms: a.pss_age_ms.max(b.pss_age_ms),
-        top_pid: top.top_pid,
-        top_comm: top.top_comm.clone(),
-        top_pss_bytes: top.top_pss_bytes,
-        cgroup_usage_bytes: mx(a.cgroup_usage_bytes, b.cgroup_usage_bytes),
-        cgroup_limit_bytes: mx(a.cgroup_limit_bytes, b.cgroup_limit_bytes),
-        cgroup_anon_bytes: mx(a.cgroup_anon_bytes, b.cgroup_anon_bytes),
-        cgroup_file_bytes: mx(a.cgroup_file_bytes, b.cgroup_file_bytes),
-        cgroup_shmem_bytes: mx(a.cgroup_shmem_bytes, b.cgroup_shmem_bytes),
-        cgroup_oom_kill: mx(a.cgroup_oom_kill, b.cgroup_oom_kill),
-        gpu_used_bytes: mx(a.gpu_used_bytes, b.gpu_used_bytes),
-        gpu_process_bytes: mx(a.gpu_process_bytes, b.gpu_process_bytes),
+    /// Gives new processes their role and sums RSS/PSS/USS per role.
+    fn add_roles(&mut self, t_s: f64, procs: &[ProcessMemory], s: &mut Sample) {
+        let in_set = |pid: u32| procs.iter().any(|p| p.pid == pid);
+        let new: Vec<NewProcess> = procs
+            .iter()
+            .filter(|p| self.roles.is_new(p.pid))
+            .map(|p| NewProcess {
+                pid: p.pid,
+                ppid: p.ppid,
+                comm: p.comm.clone(),
+                cmdline: self.proc.cmdline(p.pid).unwrap_or_default(),
+            })
+            .collect();
+        if !new.is_empty() {
+            let root = self.root_pid;
+            let attached_cgroup = self.members.is_some();
+            // In a cgroup, the job starts at processes whose parent is outside it.
+            let is_root = |pid: u32| {
+                let ppid = procs.iter().find(|p| p.pid == pid).map_or(0, |p| p.ppid);
+                pid == root || (attached_cgroup && !in_set(ppid))
+            };
+            self.roles.assign(t_s, new, is_root);
+            self.roles.retain(in_set);
+        }
+        let read_shm = self.taken.is_multiple_of(SHM_EVERY);
+        let mut shm_files = std::collections::HashMap::new();
+        for p in procs {
+            let role = self.roles.role(p.pid).unwrap_or(Role::Other);
+            let (rss, pss, uss) = match role {
+                Role::Main => (
+                    &mut s.main_rss_bytes,
+                    &mut s.main_pss_bytes,
+                    &mut s.main_uss_bytes,
+                ),
+                Role::TrainWorkers => (
+                    &mut s.train_workers_rss_bytes,
+                    &mut s.train_workers_pss_bytes,
+                    &mut s.train_workers_uss_bytes,
+                ),
+                Role::EvalWorkers => (
+                    &mut s.eval_workers_rss_bytes,
+                    &mut s.eval_workers_pss_bytes,
+                    &mut s.eval_workers_uss_bytes,
+                ),
+                Role::Other => (
+                    &mut s.other_rss_bytes,
+                    &mut s.other_pss_bytes,
+                    &mut s.other_uss_bytes,
+                ),
+            };
+            *rss += p.rss.unwrap_or(0);
+            *pss += p.pss.unwrap_or(0);
+            *uss += p.uss.unwrap_or(0);
+            let worker = matches!(role, Role::TrainWorkers | Role::EvalWorkers);
+            if read_shm && worker {
+                for (dev, ino, size) in self.proc.shm_files(p.pid) {
+                    shm_files.insert((dev, ino), size);
+                }
+            }
+        }
+        if read_shm {
+            self.last_shm = Some(shm_files.values().sum());
+        }
+        s.workers_dev_shm_bytes = self.last_shm;
     }
 }

@@ -5,8 +5,9 @@ use std::time::Duration;
 
 use super::cli::parse_interval;
 use super::plot::{PlotMarks, render_svg};
-use super::sample::{PLOT_SAMPLES, Sample, thin};
+use super::sample::Sample;
 use super::summary::Peaks;
+use super::thin::{PLOT_SAMPLES, thin};
 use super::verdict::{EndEvidence, ExitKind, verdict};
 use crate::diagnose::category::{Category, Confidence};
 
