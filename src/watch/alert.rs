@@ -20,7 +20,7 @@ pub const REARM_POINTS: f64 = 5.0;
 pub const RATE_WINDOW_S: f64 = 30.0;
 
 /// One crossing, with the figures the line and the command get.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Alert {
     /// The threshold crossed, percent of the limit.
     pub threshold_pct: f64,

@@ -84,7 +84,7 @@ pub struct WatchArgs {
     #[arg(long, default_value = "10s", value_parser = parse_interval)]
     pub keep_every: Duration,
     /// The command to run, after `--` (or --pid, --cgroup, --slurm-job).
-    #[arg(required_unless_present_any = ["pid", "cgroup", "slurm_job"], trailing_var_arg = true, allow_hyphen_values = true, num_args = 1..)]
+    #[arg(required_unless_present_any = ["pid", "cgroup", "slurm_job"], trailing_var_arg = true, num_args = 1..)]
     pub command: Vec<String>,
 }
 
@@ -260,7 +260,11 @@ pub fn run(args: &WatchArgs) -> Result<ExitCode> {
             .unwrap_or_default(),
         probe_run: probe_dir.as_ref().map(|d| d.join(crate::probe::RUN_FILE)),
     };
-    let code = super::run::watch(args, predicted, files, &mut outputs)?;
+    let code = if args.attaching() {
+        super::attach::watch(args, predicted, files, &mut outputs)?
+    } else {
+        super::run::watch(args, predicted, files, &mut outputs)?
+    };
     if let Some(dir) = &probe_dir {
         report_probe(dir);
     }

@@ -7,6 +7,7 @@
 //! cause, `plot` draws the SVG, `run` is the loop and `finish` the end.
 
 pub mod alert;
+pub mod attach;
 pub mod child;
 pub mod cli;
 pub mod compress;
@@ -18,6 +19,7 @@ pub mod roles;
 pub mod run;
 pub mod sample;
 pub mod summary;
+pub mod summary_roles;
 pub mod thin;
 pub mod timeline;
 pub mod verdict;

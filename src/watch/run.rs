@@ -23,9 +23,9 @@ use crate::error::{Error, Result};
 
 /// Share of one core the watcher may use before it stops re-reading
 /// `smaps_rollup` (the 1% target, less a margin for the end-of-run work).
-const CPU_BUDGET: f64 = 0.007;
+pub(crate) const CPU_BUDGET: f64 = 0.007;
 /// One-off allowance so the first processes are read exactly at once.
-const SMAPS_BURST: Duration = Duration::from_millis(50);
+pub(crate) const SMAPS_BURST: Duration = Duration::from_millis(50);
 
 /// The output files, already created.
 pub struct Files {
@@ -175,6 +175,7 @@ pub fn watch(
         cgroup,
         limit_cgroup: limit_cg,
         oom_before,
+        oom_after: None,
         exit,
         stderr_tail,
         duration,
@@ -183,6 +184,7 @@ pub fn watch(
         predicted,
         began,
         stop: stop.evidence(),
+        attached: None,
     });
     if ended.is_ok() {
         guard.finished();

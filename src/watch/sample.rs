@@ -121,6 +121,8 @@ pub struct Sampler {
     pub roles: RoleBook,
     /// The workers' /dev/shm bytes at the last read.
     pub last_shm: Option<u64>,
+    /// The pids of the last sample.
+    pub last_pids: Vec<u32>,
 }
 
 impl Sampler {
@@ -135,6 +137,7 @@ impl Sampler {
             None => self.tree.sample(self.root_pid),
         };
         let procs = &reading.processes;
+        self.last_pids = procs.iter().map(|p| p.pid).collect();
         let mut s = Sample {
             t_s,
             processes: procs.len() as u32,
@@ -202,6 +205,7 @@ impl Sampler {
             proc: ProcReader::new(),
             roles: RoleBook::default(),
             last_shm: None,
+            last_pids: Vec::new(),
         }
     }
 

@@ -11,4 +11,5 @@ mod hostile;
 mod plan;
 mod probe;
 mod watch;
+mod watch_attach;
 mod watch_faults;
