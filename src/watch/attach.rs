@@ -170,5 +170,6 @@ pub fn watch(
         began,
         stop: Default::default(),
         attached: Some((target.name, detached)),
+        phases: Vec::new(),
     })
 }

@@ -53,6 +53,8 @@ pub struct Ended<'a> {
     /// What headroom attached to (`pid 4242`, `cgroup DIR`, `Slurm job 7`),
     /// and whether it stopped watching before the job ended.
     pub attached: Option<(String, bool)>,
+    /// The probe's phases, (from, to, name) in seconds after the start.
+    pub phases: Vec<(f64, f64, String)>,
 }
 
 /// Summarizes, explains, cleans up and returns the job's exit code.
@@ -74,6 +76,7 @@ pub fn finish(e: Ended<'_>) -> Result<ExitCode> {
         began,
         stop,
         attached,
+        phases,
     } = e;
     let Recorder {
         samples,
@@ -166,6 +169,18 @@ pub fn finish(e: Ended<'_>) -> Result<ExitCode> {
         let marks = PlotMarks {
             limit: summary.cgroup_limit_bytes,
             predicted_peak: predicted,
+            end: Some((
+                duration,
+                match exit {
+                    ExitKind::Signal(sig) => format!(
+                        "killed by {}: {}",
+                        super::verdict::signal_name(sig),
+                        summary.category
+                    ),
+                    _ => format!("end: {}", summary.category),
+                },
+            )),
+            phases,
             title: match &attached {
                 Some((target, _)) => format!("headroom watch: {target}"),
                 None => format!("headroom watch: {}", short_command(&args.command)),

@@ -38,7 +38,7 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    /// A recorder writing to `timeline`, alerting at `alert_at` percent.
+    /// A recorder for `headroom watch` with these arguments.
     pub fn new(timeline: Option<Timeline>, args: &super::cli::WatchArgs, target: String) -> Self {
         // A probed run's report reads every row back: no compression there.
         let full_for = if args.probe {
@@ -46,14 +46,32 @@ impl Recorder {
         } else {
             args.full_resolution_for.as_secs_f64()
         };
+        let mut r = Self::with(
+            timeline,
+            Compressor::new(full_for, args.keep_every.as_secs_f64()),
+            &args.alert_at,
+            target,
+        );
+        r.alert_cmd = args.alert_cmd.clone();
+        r
+    }
+
+    /// A recorder writing through `compressor` to `timeline`, alerting at
+    /// `alert_at` percent (no command), live status only on a terminal.
+    pub fn with(
+        timeline: Option<Timeline>,
+        compressor: Compressor,
+        alert_at: &[f64],
+        target: String,
+    ) -> Self {
         Recorder {
             timeline,
-            compressor: Compressor::new(full_for, args.keep_every.as_secs_f64()),
+            compressor,
             samples: Vec::new(),
             peaks: Peaks::default(),
             write_error: None,
-            alerts: Alerts::new(&args.alert_at),
-            alert_cmd: args.alert_cmd.clone(),
+            alerts: Alerts::new(alert_at),
+            alert_cmd: None,
             running: Vec::new(),
             alerted: Vec::new(),
             live: std::io::stderr().is_terminal(),

@@ -185,6 +185,12 @@ pub fn watch(
         began,
         stop: stop.evidence(),
         attached: None,
+        phases: files
+            .probe_run
+            .as_ref()
+            .and_then(|p| p.parent())
+            .map(crate::probe::phase_spans)
+            .unwrap_or_default(),
     });
     if ended.is_ok() {
         guard.finished();
