@@ -27,7 +27,7 @@ impl KernelLog {
     pub fn open_at_end(path: &Path) -> std::io::Result<Self> {
         let mut file = std::fs::OpenOptions::new()
             .read(true)
-            .custom_flags(libc::O_NONBLOCK)
+            .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
             .open(path)?;
         // On /dev/kmsg SEEK_END means "after the last record"; on a file, its end.
         file.seek(SeekFrom::End(0))?;
@@ -54,7 +54,7 @@ impl KernelLog {
                     out.extend(text.lines().filter_map(message));
                 }
                 // EPIPE: records were overwritten before we read them; go on.
-                Err(e) if e.raw_os_error() == Some(libc::EPIPE) => continue,
+                Err(e) if e.raw_os_error() == Some(nix::errno::Errno::EPIPE as i32) => continue,
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
                 Err(_) => break,
             }

@@ -124,7 +124,9 @@ impl TreeSampler {
                 procs.push(row);
             }
         }
-        let live = |pid: &u32| procs.iter().any(|p| p.pid == *pid);
+        // A set: these checks run for every process, every sample.
+        let alive: std::collections::HashSet<u32> = procs.iter().map(|p| p.pid).collect();
+        let live = |pid: &u32| alive.contains(pid);
         self.status.retain(|pid, _| live(pid));
         // A process that exits frees its private pages; its share of the
         // shared ones falls to the survivors. Until the next sweep, hand that
@@ -217,12 +219,13 @@ impl TreeSampler {
 /// CPU time this process has used, all threads, user and system: the
 /// utime + stime of /proc/self/stat, from getrusage at microsecond resolution.
 pub fn own_cpu() -> Duration {
-    // SAFETY: getrusage only writes the struct it is given.
-    let ru = unsafe {
-        let mut ru: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut ru);
-        ru
-    };
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    tv(ru.ru_utime) + tv(ru.ru_stime)
+    use nix::sys::resource::{UsageWho, getrusage};
+    use nix::sys::time::TimeValLike;
+    match getrusage(UsageWho::RUSAGE_SELF) {
+        Ok(ru) => {
+            let us = ru.user_time().num_microseconds() + ru.system_time().num_microseconds();
+            Duration::from_micros(us.max(0) as u64)
+        }
+        Err(_) => Duration::ZERO,
+    }
 }

@@ -238,8 +238,11 @@ fn empty_and_remove(cg: &mut LimitCgroup) {
             .split_whitespace()
             .filter_map(|p| p.parse::<i32>().ok())
         {
-            // SAFETY: plain kill(2) of a process inside the cgroup we created.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
+            // A process inside the cgroup headroom created.
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
         }
     }
     if let Err(e) = cg.remove() {

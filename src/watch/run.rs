@@ -66,7 +66,10 @@ pub fn watch(
 ) -> Result<ExitCode> {
     let began = Instant::now();
     let limit_cg = match (args.limit, args.probe) {
-        (Some(limit), _) => Some(make_limit_cgroup(limit)?),
+        (Some(limit), _) => {
+            warn_unfaithful(limit, ProcReader::new().meminfo("MemTotal"));
+            Some(make_limit_cgroup(limit)?)
+        }
         // A probed job gets a cgroup of its own where one can be made (no
         // limit but the machine's): its anon + shmem is then exactly what
         // the per-phase table compares, at every sample.
@@ -240,6 +243,24 @@ fn timeline_format(args: &WatchArgs) -> super::timeline::TimelineFormat {
         super::timeline::TimelineFormat::Jsonl
     } else {
         args.format
+    }
+}
+
+/// A `--limit` above the machine's memory cannot be rehearsed here: the
+/// machine runs out (global OOM killer, swap) before the cgroup's limit.
+pub fn unfaithful_limit(limit: u64, mem_total: Option<u64>) -> Option<String> {
+    let total = mem_total.filter(|&t| limit > t)?;
+    Some(format!(
+        "headroom: warning: --limit {} is more than this machine's memory ({}): the \
+         rehearsal cannot be faithful (the machine runs out before the limit does)",
+        crate::units::fmt_bytes(limit),
+        crate::units::fmt_bytes(total)
+    ))
+}
+
+fn warn_unfaithful(limit: u64, mem_total: Option<u64>) {
+    if let Some(w) = unfaithful_limit(limit, mem_total) {
+        eprintln!("{w}");
     }
 }
 

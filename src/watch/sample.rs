@@ -211,7 +211,8 @@ impl Sampler {
 
     /// Gives new processes their role and sums RSS/PSS/USS per role.
     fn add_roles(&mut self, t_s: f64, procs: &[ProcessMemory], s: &mut Sample) {
-        let in_set = |pid: u32| procs.iter().any(|p| p.pid == pid);
+        let pids: std::collections::HashSet<u32> = procs.iter().map(|p| p.pid).collect();
+        let in_set = |pid: u32| pids.contains(&pid);
         let new: Vec<NewProcess> = procs
             .iter()
             .filter(|p| self.roles.is_new(p.pid))

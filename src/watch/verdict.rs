@@ -155,7 +155,10 @@ fn without_exit(ev: &EndEvidence<'_>, scanner: crate::diagnose::LogScanner) -> V
     }
 }
 
-/// The usual name of a Linux signal number (diagnose's table).
+/// The name of a Linux signal number (`SIGKILL`), from nix's table of the
+/// platform's signals; `signal` for a number it does not know.
 pub fn signal_name(sig: i32) -> &'static str {
-    crate::diagnose::exit::signal_name(sig).unwrap_or("signal")
+    nix::sys::signal::Signal::try_from(sig)
+        .map(|s| s.as_str())
+        .unwrap_or("signal")
 }

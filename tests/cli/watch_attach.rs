@@ -284,3 +284,27 @@ fn a_real_cgroup_crosses_both_thresholds_alerts_and_its_oom_kill_is_read() {
     assert_eq!(s["oom_kill_delta"], 1, "{s}");
     assert_eq!(s["alerts"].as_array().unwrap().len(), 2);
 }
+
+#[test]
+fn a_limit_above_the_machines_memory_is_warned_about() {
+    let Some(own) = own_memory_cgroup() else {
+        eprintln!("SKIPPED: needs root and a memory cgroup to make a --limit cgroup");
+        return;
+    };
+    let _ = own;
+    let out = headroom()
+        .args(["watch", "--limit", "64T", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("is more than this machine's memory") && err.contains("cannot be faithful"),
+        "{err}"
+    );
+    let out = headroom()
+        .args(["watch", "--limit", "64M", "--", "true"])
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("cannot be faithful"));
+}
