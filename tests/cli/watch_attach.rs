@@ -308,3 +308,56 @@ fn a_limit_above_the_machines_memory_is_warned_about() {
         .unwrap();
     assert!(!String::from_utf8_lossy(&out.stderr).contains("cannot be faithful"));
 }
+
+#[test]
+fn an_attached_pid_killed_by_its_cgroup_reads_sigkill_from_the_kernel_log() {
+    let Some(py) = python() else {
+        eprintln!("SKIPPED: python3 not found");
+        return;
+    };
+    let Some(own) = own_memory_cgroup() else {
+        eprintln!("SKIPPED: needs root and a memory cgroup v1 to make a child cgroup");
+        return;
+    };
+    if std::fs::File::open("/dev/kmsg").is_err() {
+        eprintln!("SKIPPED: the kernel log is not readable here");
+        return;
+    }
+    let cg = own.join(format!("headroom-attach-pid-{}", std::process::id()));
+    std::fs::create_dir(&cg).unwrap();
+    std::fs::write(cg.join("memory.limit_in_bytes"), (96u64 << 20).to_string()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let summary = dir.path().join("s.json");
+    let script = format!(
+        "echo $$ > {}/cgroup.procs && sleep 0.5 && exec {py} {} grow 16 40 0.1",
+        cg.display(),
+        share_py()
+    );
+    let mut job = Command::new("sh").args(["-c", &script]).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let out = headroom()
+        .args(["watch", "--interval", "50ms", "--pid"])
+        .arg(job.id().to_string())
+        .arg("--summary")
+        .arg(&summary)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    job.wait().unwrap();
+    let _ = std::fs::remove_dir(&cg);
+    assert_eq!(
+        out.status.code(),
+        Some(137),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = read_json(&summary);
+    // The pid's own cgroup is the child cgroup: its counter makes it certain.
+    assert_eq!(s["cgroup_dir"], cg.display().to_string());
+    assert_eq!(s["category"], "host_oom_cgroup", "{s}");
+    assert_eq!(s["confidence"], "certain", "{s}");
+    assert!(
+        s["exit_status"].as_str().unwrap().contains("SIGKILL"),
+        "{s}"
+    );
+}
