@@ -28,6 +28,7 @@ pub mod job_cgroup;
 pub mod kmsg;
 pub mod proc_text;
 pub mod procfs;
+pub mod statm_fds;
 pub mod tree;
 
 use std::path::Path;

@@ -156,6 +156,12 @@ impl ProcReader {
         self.stat(pid).is_none().then(Vec::new)
     }
 
+    /// Direct children of `pid` forked by its main thread (one file); empty
+    /// when it is gone or the kernel lacks the file.
+    pub fn main_thread_children(&self, pid: u32) -> Vec<u32> {
+        self.children_files(pid, false).unwrap_or_default()
+    }
+
     /// Every live pid under the root with its parent (the slow, always-there way).
     fn parent_map(&self) -> HashMap<u32, Vec<u32>> {
         let mut by_parent: HashMap<u32, Vec<u32>> = HashMap::new();

@@ -16,10 +16,11 @@
 //! them exactly.
 //! Every reading says how many of its processes were carried or estimated.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use super::procfs::{ProcReader, ProcessMemory, SmapsTotals};
+use super::statm_fds::StatmFds;
 
 /// The last `smaps_rollup` of one process.
 #[derive(Debug, Clone)]
@@ -59,6 +60,12 @@ pub struct TreeSampler {
     samples: u64,
     /// Each process's (parent, PSS, USS) in the last reading.
     last: HashMap<u32, (u32, u64, u64)>,
+    /// `statm` files kept open, re-read every sample.
+    statm: StatmFds,
+    /// The last tree's pids, parents first.
+    order: Vec<u32>,
+    /// Pids of the last tree that had children in it.
+    parents: HashSet<u32>,
 }
 
 impl TreeSampler {
@@ -67,6 +74,7 @@ impl TreeSampler {
     /// plus a one-off `burst`.
     pub fn new(proc: ProcReader, budget_share: f64, burst: Duration) -> Self {
         TreeSampler {
+            statm: StatmFds::new(proc.root().to_path_buf()),
             proc,
             budget_share,
             burst,
@@ -78,6 +86,8 @@ impl TreeSampler {
             status: HashMap::new(),
             samples: 0,
             last: HashMap::new(),
+            order: Vec::new(),
+            parents: HashSet::new(),
         }
     }
 
@@ -91,12 +101,37 @@ impl TreeSampler {
         // Every tenth sample re-reads what rarely changes: children forked by
         // other threads, names, parents and the shmem part of RSS (`status`).
         // Between, one `children` and one `statm` file per process.
-        let pids = if self.samples.is_multiple_of(10) {
+        // Between full walks only processes that had children at the last
+        // one (the main process, not its workers) are asked for new ones:
+        // 100 workers would otherwise cost 100 more files a sample. A worker's
+        // own child is found at the next full walk, within 10 samples.
+        let pids = if self.samples.is_multiple_of(10) || self.order.is_empty() {
             self.proc.descendants(root)
         } else {
-            self.proc.descendants_of_main_threads(root)
+            let mut pids = self.order.clone();
+            let mut known: HashSet<u32> = pids.iter().copied().collect();
+            let parents: Vec<u32> = std::iter::once(root)
+                .chain(self.parents.iter().copied())
+                .collect();
+            for parent in parents {
+                for kid in self.proc.main_thread_children(parent) {
+                    if known.insert(kid) {
+                        pids.push(kid);
+                    }
+                }
+            }
+            pids
         };
-        self.sample_pids(pids, root)
+        let reading = self.sample_pids(pids, root);
+        self.order = reading.processes.iter().map(|p| p.pid).collect();
+        let in_tree: HashSet<u32> = self.order.iter().copied().collect();
+        self.parents = reading
+            .processes
+            .iter()
+            .map(|p| p.ppid)
+            .filter(|pp| in_tree.contains(pp))
+            .collect();
+        reading
     }
 
     /// Reads the processes `pids` once (a cgroup's members, parents need not
@@ -109,7 +144,7 @@ impl TreeSampler {
         for pid in pids {
             let known = if full { None } else { self.status.get(&pid) };
             let row = match known {
-                Some(k) => match self.proc.statm_rss(pid) {
+                Some(k) => match self.statm.rss(pid) {
                     Some(rss) => Some(ProcessMemory {
                         rss: Some(rss),
                         ..k.clone()
@@ -128,6 +163,7 @@ impl TreeSampler {
         let alive: std::collections::HashSet<u32> = procs.iter().map(|p| p.pid).collect();
         let live = |pid: &u32| alive.contains(pid);
         self.status.retain(|pid, _| live(pid));
+        self.statm.retain(|pid| live(&pid));
         // A process that exits frees its private pages; its share of the
         // shared ones falls to the survivors. Until the next sweep, hand that
         // share to its parent (or the root), so the tree's sum stays right.
