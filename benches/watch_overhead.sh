@@ -12,30 +12,38 @@
 #  3. A short peak: a 512 MiB spike held for 2.5 intervals (250 ms), compared
 #     the same way (needs root).
 #
-# Usage: benches/watch_overhead.sh [SECONDS=60] [INTERVAL=100ms] [SHARED_MIB=256] [PRIVATE_MIB=16]
+#  4. The same at 100 processes (WORKERS=99), issue 17's second size.
+#
+# Usage: [WORKERS=16] [PROFILE=release|debug] benches/watch_overhead.sh [SECONDS=60] [INTERVAL=100ms] [SHARED_MIB=256] [PRIVATE_MIB=16]
+# PROFILE=debug measures the unoptimized build (an upper bound: the same
+# reads, slower code) where a release build cannot be afforded.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
 interval=${2:-100ms}
 shared=${3:-256}
 private=${4:-16}
-cargo build --release --quiet
+workers=${WORKERS:-16}
+profile=${PROFILE:-release}
+if [ "$profile" = release ]; then cargo build --release --quiet; else cargo build --quiet; fi
+bin=target/$profile/headroom
 py=$(python3 -c 'import sys; print(sys.executable)')
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 limit=()
 if [ "$(id -u)" = 0 ]; then limit=(--limit 4G); fi
 set +e
-target/release/headroom watch --interval "$interval" "${limit[@]}" \
+"$bin" watch --interval "$interval" "${limit[@]}" \
     --summary "$out/s.json" --out "$out/t.csv" \
-    -- "$py" tests/fixtures/watch/share.py "$shared" 16 "$secs" "$private" 2>"$out/err"
+    -- "$py" tests/fixtures/watch/share.py "$shared" "$workers" "$secs" "$private" 2>"$out/err"
 rc=$?
 set -e
 if [ ! -s "$out/s.json" ]; then cat "$out/err"; exit 1; fi
-python3 - "$out/s.json" "$rc" <<'PY'
+python3 - "$out/s.json" "$rc" "$profile" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
 mib = lambda b: f"{b / 2**20:.1f} MiB" if b is not None else "-"
+print(f"profile             {sys.argv[3]}")
 print(f"exit code           {sys.argv[2]}")
 print(f"processes (max)     {s['max_processes']}")
 print(f"samples             {s['samples']} over {s['duration_s']:.1f} s at {s['interval_ms']} ms")
@@ -52,7 +60,7 @@ if sampled and kernel:
 PY
 
 if [ "$(id -u)" = 0 ]; then
-    target/release/headroom watch --interval "$interval" --limit 4G --summary "$out/spike.json" \
+    "$bin" watch --interval "$interval" --limit 4G --summary "$out/spike.json" \
         -- "$py" tests/fixtures/watch/share.py spike 512 0.25 2>/dev/null
     python3 - "$out/spike.json" <<'PY'
 import json, sys

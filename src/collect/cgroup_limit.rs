@@ -127,8 +127,11 @@ pub fn remove_stale(parent: &CgroupReader, prefix: &str) -> Vec<PathBuf> {
             .split_whitespace()
             .filter_map(|p| p.parse::<i32>().ok())
         {
-            // SAFETY: kill(2) of a process inside a cgroup headroom made.
-            unsafe { libc::kill(p, libc::SIGKILL) };
+            // A process inside a cgroup headroom made.
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(p),
+                nix::sys::signal::Signal::SIGKILL,
+            );
         }
         // remove() waits up to two seconds for the killed tasks to go.
         if cg.remove().is_ok() {

@@ -46,9 +46,10 @@ impl SmapsTotals {
 
 /// The kernel's page size in bytes.
 pub fn page_size() -> u64 {
-    // SAFETY: sysconf has no preconditions.
-    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if size > 0 { size as u64 } else { 4096 }
+    match nix::unistd::sysconf(nix::unistd::SysconfVar::PAGE_SIZE) {
+        Ok(Some(size)) if size > 0 => size as u64,
+        _ => 4096,
+    }
 }
 
 /// Parses a `stat` line; the command name may hold spaces and parentheses,

@@ -156,6 +156,12 @@ impl ProcReader {
         self.stat(pid).is_none().then(Vec::new)
     }
 
+    /// Direct children of `pid` forked by its main thread (one file); empty
+    /// when it is gone or the kernel lacks the file.
+    pub fn main_thread_children(&self, pid: u32) -> Vec<u32> {
+        self.children_files(pid, false).unwrap_or_default()
+    }
+
     /// Every live pid under the root with its parent (the slow, always-there way).
     fn parent_map(&self) -> HashMap<u32, Vec<u32>> {
         let mut by_parent: HashMap<u32, Vec<u32>> = HashMap::new();
@@ -206,6 +212,35 @@ impl ProcReader {
             }
         }
         order
+    }
+
+    /// The command line, arguments joined by spaces; `None` once gone.
+    pub fn cmdline(&self, pid: u32) -> Option<String> {
+        let raw = std::fs::read(self.file(pid, "cmdline")).ok()?;
+        let text = String::from_utf8_lossy(&raw);
+        Some(text.trim_end_matches('\0').replace('\0', " "))
+    }
+
+    /// Files in /dev/shm the process holds open, as (device, inode, size):
+    /// PyTorch's `file_descriptor` sharing strategy (the default on Linux)
+    /// creates each shared tensor as `/dev/shm/torch_<pid>_<n>`, unlinks it
+    /// at once and keeps the fd (torch/csrc/StorageSharing.cpp with aten/src/ATen/MapAllocator.cpp:
+    /// ALLOCATOR_MAPPED_KEEPFD | ALLOCATOR_MAPPED_UNLINK), so the fd table is
+    /// where those bytes are visible (`/dev/shm/torch_... (deleted)`).
+    pub fn shm_files(&self, pid: u32) -> Vec<(u64, u64, u64)> {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(fds) = std::fs::read_dir(self.file(pid, "fd")) else {
+            return Vec::new();
+        };
+        fds.flatten()
+            .filter(|fd| {
+                std::fs::read_link(fd.path())
+                    .is_ok_and(|t| t.to_string_lossy().starts_with("/dev/shm/"))
+            })
+            // metadata() follows the magic link to the open file, deleted or not.
+            .filter_map(|fd| std::fs::metadata(fd.path()).ok())
+            .map(|m| (m.dev(), m.ino(), m.size()))
+            .collect()
     }
 
     /// The procfs root this reader reads.

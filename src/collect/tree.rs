@@ -16,10 +16,11 @@
 //! them exactly.
 //! Every reading says how many of its processes were carried or estimated.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use super::procfs::{ProcReader, ProcessMemory, SmapsTotals};
+use super::statm_fds::StatmFds;
 
 /// The last `smaps_rollup` of one process.
 #[derive(Debug, Clone)]
@@ -59,6 +60,12 @@ pub struct TreeSampler {
     samples: u64,
     /// Each process's (parent, PSS, USS) in the last reading.
     last: HashMap<u32, (u32, u64, u64)>,
+    /// `statm` files kept open, re-read every sample.
+    statm: StatmFds,
+    /// The last tree's pids, parents first.
+    order: Vec<u32>,
+    /// Pids of the last tree that had children in it.
+    parents: HashSet<u32>,
 }
 
 impl TreeSampler {
@@ -67,6 +74,7 @@ impl TreeSampler {
     /// plus a one-off `burst`.
     pub fn new(proc: ProcReader, budget_share: f64, burst: Duration) -> Self {
         TreeSampler {
+            statm: StatmFds::new(proc.root().to_path_buf()),
             proc,
             budget_share,
             burst,
@@ -78,6 +86,8 @@ impl TreeSampler {
             status: HashMap::new(),
             samples: 0,
             last: HashMap::new(),
+            order: Vec::new(),
+            parents: HashSet::new(),
         }
     }
 
@@ -88,22 +98,53 @@ impl TreeSampler {
 
     /// Reads the tree under `root` once.
     pub fn sample(&mut self, root: u32) -> TreeReading {
-        let now = Instant::now();
         // Every tenth sample re-reads what rarely changes: children forked by
         // other threads, names, parents and the shmem part of RSS (`status`).
         // Between, one `children` and one `statm` file per process.
-        let full = self.samples.is_multiple_of(10);
-        self.samples += 1;
-        let pids = if full {
+        // Between full walks only processes that had children at the last
+        // one (the main process, not its workers) are asked for new ones:
+        // 100 workers would otherwise cost 100 more files a sample. A worker's
+        // own child is found at the next full walk, within 10 samples.
+        let pids = if self.samples.is_multiple_of(10) || self.order.is_empty() {
             self.proc.descendants(root)
         } else {
-            self.proc.descendants_of_main_threads(root)
+            let mut pids = self.order.clone();
+            let mut known: HashSet<u32> = pids.iter().copied().collect();
+            let parents: Vec<u32> = std::iter::once(root)
+                .chain(self.parents.iter().copied())
+                .collect();
+            for parent in parents {
+                for kid in self.proc.main_thread_children(parent) {
+                    if known.insert(kid) {
+                        pids.push(kid);
+                    }
+                }
+            }
+            pids
         };
+        let reading = self.sample_pids(pids, root);
+        self.order = reading.processes.iter().map(|p| p.pid).collect();
+        let in_tree: HashSet<u32> = self.order.iter().copied().collect();
+        self.parents = reading
+            .processes
+            .iter()
+            .map(|p| p.ppid)
+            .filter(|pp| in_tree.contains(pp))
+            .collect();
+        reading
+    }
+
+    /// Reads the processes `pids` once (a cgroup's members, parents need not
+    /// come first); `root` inherits the shared pages of processes that exit.
+    pub fn sample_pids(&mut self, pids: Vec<u32>, root: u32) -> TreeReading {
+        let now = Instant::now();
+        let full = self.samples.is_multiple_of(10);
+        self.samples += 1;
         let mut procs: Vec<ProcessMemory> = Vec::with_capacity(pids.len());
         for pid in pids {
             let known = if full { None } else { self.status.get(&pid) };
             let row = match known {
-                Some(k) => match self.proc.statm_rss(pid) {
+                Some(k) => match self.statm.rss(pid) {
                     Some(rss) => Some(ProcessMemory {
                         rss: Some(rss),
                         ..k.clone()
@@ -118,8 +159,11 @@ impl TreeSampler {
                 procs.push(row);
             }
         }
-        let live = |pid: &u32| procs.iter().any(|p| p.pid == *pid);
+        // A set: these checks run for every process, every sample.
+        let alive: std::collections::HashSet<u32> = procs.iter().map(|p| p.pid).collect();
+        let live = |pid: &u32| alive.contains(pid);
         self.status.retain(|pid, _| live(pid));
+        self.statm.retain(|pid| live(&pid));
         // A process that exits frees its private pages; its share of the
         // shared ones falls to the survivors. Until the next sweep, hand that
         // share to its parent (or the root), so the tree's sum stays right.
@@ -211,12 +255,13 @@ impl TreeSampler {
 /// CPU time this process has used, all threads, user and system: the
 /// utime + stime of /proc/self/stat, from getrusage at microsecond resolution.
 pub fn own_cpu() -> Duration {
-    // SAFETY: getrusage only writes the struct it is given.
-    let ru = unsafe {
-        let mut ru: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut ru);
-        ru
-    };
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    tv(ru.ru_utime) + tv(ru.ru_stime)
+    use nix::sys::resource::{UsageWho, getrusage};
+    use nix::sys::time::TimeValLike;
+    match getrusage(UsageWho::RUSAGE_SELF) {
+        Ok(ru) => {
+            let us = ru.user_time().num_microseconds() + ru.system_time().num_microseconds();
+            Duration::from_micros(us.max(0) as u64)
+        }
+        Err(_) => Duration::ZERO,
+    }
 }

@@ -70,6 +70,27 @@ pub fn install(events: &Path) -> Result<Installed> {
     })
 }
 
+/// The phases of a probed run in `dir` as (from, to, name) in seconds after
+/// the job started, for the plot; empty when the probe saw no phase.
+pub fn phase_spans(dir: &Path) -> Vec<(f64, f64, String)> {
+    let read = |name: &str| crate::input::read_text(&dir.join(name), "probe file", false).ok();
+    let (Some(run), Some(events)) = (read(RUN_FILE), read(EVENTS_FILE)) else {
+        return Vec::new();
+    };
+    let Ok(run) = serde_json::from_str::<report::RunInfo>(&run) else {
+        return Vec::new();
+    };
+    let Ok(observed) = observed::observe(&events::parse(&events)) else {
+        return Vec::new();
+    };
+    let start = run.started_epoch_s;
+    observed
+        .spans
+        .iter()
+        .map(|s| (s.from - start, s.to - start, s.phase.to_string()))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

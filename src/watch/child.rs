@@ -2,9 +2,19 @@
 //! and SIGTERM reach every worker through headroom), a raised oom_score_adj
 //! (so the kernel picks the job, not the watcher), an optional cgroup joined
 //! before exec, and its stderr passed through while the last 64 KiB are kept.
+//! System calls go through `nix` (signals, prctl, open/write between fork
+//! and exec) and std's `CommandExt::process_group`; the only `libc` names
+//! left are the C types of the SA_SIGINFO handler's signature, which nix
+//! itself takes.
 
 use std::collections::VecDeque;
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
+
+use nix::fcntl::{OFlag, open};
+use nix::sys::prctl::set_pdeathsig;
+use nix::sys::signal::{SaFlags, SigAction, SigHandler, SigSet, Signal, killpg, sigaction};
+use nix::sys::stat::Mode;
+use nix::unistd::{Pid, getppid, write};
 use std::io::{Read, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -36,24 +46,26 @@ extern "C" fn forward(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc
     };
     SENDER.store(sender, Ordering::SeqCst);
     FORWARDED.store(sig, Ordering::SeqCst);
-    if pgid > 0 {
-        // kill(2) is async-signal-safe.
-        unsafe { libc::kill(-pgid, sig) };
+    if pgid > 0
+        && let Ok(signal) = Signal::try_from(sig)
+    {
+        // killpg(2) is async-signal-safe; try_from only compares numbers.
+        let _ = killpg(Pid::from_raw(pgid), signal);
     }
 }
 
-/// Sends SIGINT and SIGTERM that reach headroom on to the job's process group.
+/// Sends SIGINT and SIGTERM that reach headroom on to the job's process
+/// group (`pgid` 0: to no one, only noted; an attached watch then stops).
 pub fn forward_signals_to(pgid: i32) {
     CHILD_PGID.store(pgid, Ordering::SeqCst);
-    for sig in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: installs a handler that only touches atomics and calls kill.
-        unsafe {
-            let mut act: libc::sigaction = std::mem::zeroed();
-            act.sa_sigaction = forward as *const () as usize;
-            act.sa_flags = libc::SA_RESTART | libc::SA_SIGINFO;
-            libc::sigemptyset(&mut act.sa_mask);
-            libc::sigaction(sig, &act, std::ptr::null_mut());
-        }
+    let act = SigAction::new(
+        SigHandler::SigAction(forward),
+        SaFlags::SA_RESTART | SaFlags::SA_SIGINFO,
+        SigSet::empty(),
+    );
+    for sig in [Signal::SIGINT, Signal::SIGTERM] {
+        // SAFETY: the handler only touches atomics and calls killpg.
+        let _ = unsafe { sigaction(sig, &act) };
     }
 }
 
@@ -77,8 +89,7 @@ pub fn signal_sender() -> String {
 
 /// SIGKILL to the job's whole process group: the end of the grace period.
 pub fn kill_group(pgid: i32) {
-    // SAFETY: a plain kill(2) of a process group headroom created.
-    unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
 }
 
 /// Starts `argv` in its own process group with oom_score_adj 1000, joining
@@ -96,24 +107,23 @@ pub fn spawn(
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..])
         .envs(env.iter().map(|(k, v)| (k, v)))
-        .stderr(Stdio::piped());
-    let parent = std::process::id() as libc::pid_t;
+        .stderr(Stdio::piped())
+        // Its own process group, so a signal reaches every worker at once.
+        .process_group(0);
+    let parent = Pid::this();
     // SAFETY: between fork and exec only async-signal-safe calls are made
-    // (setpgid, prctl, getppid, open, write, close) on memory prepared before the fork.
+    // (prctl, getppid, open, write, close) on memory prepared before the fork.
     unsafe {
         cmd.pre_exec(move || {
-            if libc::setpgid(0, 0) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
             // Should headroom die (even by SIGKILL), the job dies with it;
             // if it already has, the job must not start as an orphan.
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            if libc::getppid() != parent {
-                libc::_exit(137);
+            set_pdeathsig(Signal::SIGKILL)?;
+            if getppid() != parent {
+                return Err(std::io::Error::other("headroom is gone"));
             }
-            write_c(c"/proc/self/oom_score_adj".as_ptr(), b"1000");
+            write_c(c"/proc/self/oom_score_adj", b"1000");
             if let Some(p) = &procs
-                && !write_c(p.as_ptr(), b"0")
+                && !write_c(p, b"0")
             {
                 return Err(std::io::Error::last_os_error());
             }
@@ -123,17 +133,12 @@ pub fn spawn(
     cmd.spawn()
 }
 
-/// Writes `data` to the file at `path` with raw syscalls; true on success.
-fn write_c(path: *const libc::c_char, data: &[u8]) -> bool {
-    // SAFETY: plain syscalls on a valid NUL-terminated path and buffer.
-    unsafe {
-        let fd = libc::open(path, libc::O_WRONLY | libc::O_CLOEXEC);
-        if fd < 0 {
-            return false;
-        }
-        let n = libc::write(fd, data.as_ptr().cast(), data.len());
-        libc::close(fd);
-        n == data.len() as isize
+/// Writes `data` to the file at `path` (no allocation); true on success.
+fn write_c(path: &CStr, data: &[u8]) -> bool {
+    match open(path, OFlag::O_WRONLY | OFlag::O_CLOEXEC, Mode::empty()) {
+        // The fd closes when dropped.
+        Ok(fd) => write(&fd, data) == Ok(data.len()),
+        Err(_) => false,
     }
 }
 

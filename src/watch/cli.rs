@@ -7,9 +7,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+pub use super::cli_parse::parse_interval;
+use super::cli_parse::{parse_limit, parse_percent, parse_span};
 use super::timeline::TimelineFormat;
 use crate::error::{Error, Result};
-use crate::units::{BareNumber, parse_size};
 
 /// Arguments of `headroom watch`.
 #[derive(Debug, clap::Args)]
@@ -53,51 +54,46 @@ pub struct WatchArgs {
     /// end, then SIGKILL its process group (a job that ignores SIGTERM).
     #[arg(long, default_value = "10s", value_parser = parse_interval)]
     pub kill_after: Duration,
-    /// The command to run, after `--`.
-    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true, num_args = 1..)]
+    /// Attach to a running process and its tree instead of starting one.
+    #[arg(long, conflicts_with_all = ["cgroup", "slurm_job", "command", "limit", "probe"])]
+    pub pid: Option<u32>,
+    /// Attach to every process in a memory cgroup directory (v1 or v2),
+    /// its sub-cgroups included, and read the limit from it.
+    #[arg(long, conflicts_with_all = ["slurm_job", "command", "limit", "probe"])]
+    pub cgroup: Option<PathBuf>,
+    /// Attach to a Slurm job running on this node, found in the cgroup
+    /// layouts Slurm uses (v1 `memory/slurm/uid_*/job_ID`, v2
+    /// `system.slice/slurmstepd.scope/job_ID`).
+    #[arg(long, conflicts_with_all = ["command", "limit", "probe"])]
+    pub slurm_job: Option<u64>,
+    /// Where cgroups are mounted (for --slurm-job).
+    #[arg(long, default_value = "/sys/fs/cgroup", hide = true)]
+    pub cgroup_root: PathBuf,
+    /// Warn on stderr when the job's memory passes these percentages of its
+    /// limit, with the growth rate and the projected time to the limit.
+    #[arg(long, value_delimiter = ',', default_value = "80,90", value_parser = parse_percent)]
+    pub alert_at: Vec<f64>,
+    /// Run this shell command at each threshold crossing, with the figures in
+    /// HEADROOM_* environment variables (a curl to a chat hook, scontrol hold).
+    #[arg(long)]
+    pub alert_cmd: Option<String>,
+    /// Keep every sample for this long, then one row per --keep-every (the
+    /// interval's peaks, exact) plus full resolution around peaks and events.
+    #[arg(long, default_value = "10m", value_parser = parse_span)]
+    pub full_resolution_for: Duration,
+    /// After --full-resolution-for, one row per this much time.
+    #[arg(long, default_value = "10s", value_parser = parse_interval)]
+    pub keep_every: Duration,
+    /// The command to run, after `--` (or --pid, --cgroup, --slurm-job).
+    #[arg(required_unless_present_any = ["pid", "cgroup", "slurm_job"], trailing_var_arg = true, num_args = 1..)]
     pub command: Vec<String>,
 }
 
-/// Parses `100ms`, `2s`, `1.5s`, `1m`; refuses zero and anything under 10 ms.
-pub fn parse_interval(text: &str) -> std::result::Result<Duration, String> {
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let value: f64 = num
-        .parse()
-        .map_err(|_| format!("'{t}' is not an interval (try 100ms or 1s)"))?;
-    let secs = match unit {
-        "ms" => value / 1000.0,
-        "s" | "" => value,
-        "m" | "min" => value * 60.0,
-        _ => {
-            return Err(format!(
-                "unknown unit '{unit}' in interval '{t}' (use ms, s or m)"
-            ));
-        }
-    };
-    if secs <= 0.0 {
-        return Err(format!("interval '{t}' must be above zero"));
+impl WatchArgs {
+    /// Whether headroom attaches to something already running.
+    pub fn attaching(&self) -> bool {
+        self.pid.is_some() || self.cgroup.is_some() || self.slurm_job.is_some()
     }
-    if secs < 0.01 {
-        return Err(format!(
-            "interval '{t}' is below 10ms: sampling that often costs more than it shows"
-        ));
-    }
-    if secs > 3600.0 {
-        return Err(format!("interval '{t}' is over an hour"));
-    }
-    Ok(Duration::from_secs_f64(secs))
-}
-
-fn parse_limit(text: &str) -> std::result::Result<u64, String> {
-    let b = parse_size(text, BareNumber::Refuse)?;
-    if b < (1 << 20) {
-        return Err(format!("size '{text}' is below 1 MiB"));
-    }
-    Ok(b)
 }
 
 /// Output files created up front; removed again unless [`Outputs::keep`] is called.
@@ -188,7 +184,11 @@ pub fn run(args: &WatchArgs) -> Result<ExitCode> {
             .unwrap_or_default(),
         probe_run: probe_dir.as_ref().map(|d| d.join(crate::probe::RUN_FILE)),
     };
-    let code = super::run::watch(args, predicted, files, &mut outputs)?;
+    let code = if args.attaching() {
+        super::attach::watch(args, predicted, files, &mut outputs)?
+    } else {
+        super::run::watch(args, predicted, files, &mut outputs)?
+    };
     if let Some(dir) = &probe_dir {
         report_probe(dir);
     }

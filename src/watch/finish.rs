@@ -10,8 +10,8 @@ use std::process::ExitCode;
 use super::child::forwarded_signal;
 use super::cli::WatchArgs;
 use super::plot::{PlotMarks, render_svg};
-use super::sample::Sample;
-use super::summary::{Peaks, WatchSummary};
+use super::record::Recorder;
+use super::summary::WatchSummary;
 use super::verdict::{EndEvidence, ExitKind, verdict};
 use crate::collect::cgroup::CgroupReader;
 use crate::collect::cgroup_limit::LimitCgroup;
@@ -31,26 +31,30 @@ pub struct Ended<'a> {
     pub limit_cgroup: Option<LimitCgroup>,
     /// The cgroup's oom_kill counter before the job started.
     pub oom_before: Option<u64>,
+    /// The counter at the end when the caller read it (an attached job's
+    /// subtree, or its last reading once Slurm removed the directory).
+    pub oom_after: Option<u64>,
     /// How the job ended.
     pub exit: ExitKind,
     /// The job's last stderr.
     pub stderr_tail: String,
     /// Wall time, seconds.
     pub duration: f64,
-    /// Every sample taken.
-    pub samples: Vec<Sample>,
-    /// The peaks.
-    pub peaks: Peaks,
+    /// The samples, peaks and alerts.
+    pub rec: Recorder,
     /// GPU names, or why there is none.
     pub gpu_note: String,
     /// The predicted peak, bytes.
     pub predicted: Option<u64>,
-    /// The first timeline write error, if any.
-    pub write_error: Option<Error>,
     /// When headroom began watching (before the cgroup and NVML were set up).
     pub began: std::time::Instant,
     /// Who sent the signal headroom forwarded, and whether it had to SIGKILL.
     pub stop: super::verdict::StopEvidence,
+    /// What headroom attached to (`pid 4242`, `cgroup DIR`, `Slurm job 7`),
+    /// and whether it stopped watching before the job ended.
+    pub attached: Option<(String, bool)>,
+    /// The probe's phases, (from, to, name) in seconds after the start.
+    pub phases: Vec<(f64, f64, String)>,
 }
 
 /// Summarizes, explains, cleans up and returns the job's exit code.
@@ -62,19 +66,28 @@ pub fn finish(e: Ended<'_>) -> Result<ExitCode> {
         cgroup,
         mut limit_cgroup,
         oom_before,
+        oom_after,
         exit,
         stderr_tail,
         duration,
-        samples,
-        peaks,
+        rec,
         gpu_note,
         predicted,
-        write_error,
         began,
         stop,
+        attached,
+        phases,
     } = e;
+    let Recorder {
+        samples,
+        peaks,
+        write_error,
+        alerted,
+        ..
+    } = rec;
     let end = cgroup.as_ref().map(|c| c.read());
-    let oom_kill_delta = match (oom_before, end.as_ref().and_then(|m| m.oom_kill)) {
+    let oom_end = oom_after.or(end.as_ref().and_then(|m| m.oom_kill));
+    let oom_kill_delta = match (oom_before, oom_end) {
         (Some(a), Some(b)) => Some(b.saturating_sub(a)),
         _ => None,
     };
@@ -82,17 +95,27 @@ pub fn finish(e: Ended<'_>) -> Result<ExitCode> {
         exit,
         oom_kill_delta,
         stderr_tail: &stderr_tail,
-        forwarded_signal: forwarded_signal(),
+        // A signal to an attached watcher stops the watching, not the job.
+        forwarded_signal: forwarded_signal().filter(|_| attached.is_none()),
         stop,
     });
+    let why = match &attached {
+        Some((target, true)) => super::verdict::Verdict {
+            category: crate::diagnose::category::Category::Unknown,
+            confidence: crate::diagnose::category::Confidence::Possible,
+            reason: format!("headroom stopped watching {target}; it was still running"),
+        },
+        _ => why,
+    };
     let cpu = own_cpu_seconds();
     let summary = WatchSummary {
         command: args.command.clone(),
+        attached_to: attached.as_ref().map(|(t, _)| t.clone()),
         exit_code: exit.shell_code(),
         exit_status: exit.describe(),
         signal: match exit {
             ExitKind::Signal(s) => Some(s),
-            ExitKind::Code(_) => None,
+            _ => None,
         },
         category: why.category,
         confidence: why.confidence,
@@ -109,7 +132,18 @@ pub fn finish(e: Ended<'_>) -> Result<ExitCode> {
         max_processes: peaks.max_processes,
         shared_share: peaks.pss_over_rss_at_peak.map(|r| (1.0 - r).max(0.0)),
         cgroup_dir: cgroup.as_ref().map(|c| c.dir().display().to_string()),
-        cgroup_limit_bytes: end.as_ref().and_then(|m| m.limit),
+        cgroup_limit_bytes: end
+            .as_ref()
+            .and_then(|m| m.limit)
+            .or(samples.iter().rev().find_map(|s| s.cgroup_limit_bytes)),
+        alerts: alerted,
+        roles_at_peak: peaks
+            .at_pss_peak
+            .as_ref()
+            .map(super::summary_roles::roles_of)
+            .unwrap_or_default(),
+        peak_workers_dev_shm_bytes: peaks.workers_dev_shm,
+        cgroup_scope: cgroup.as_ref().map(|c| cgroup_scope(c, &samples)),
         oom_kill_delta,
         gpu: gpu_note,
         predicted_peak_bytes: predicted,
@@ -135,7 +169,22 @@ pub fn finish(e: Ended<'_>) -> Result<ExitCode> {
         let marks = PlotMarks {
             limit: summary.cgroup_limit_bytes,
             predicted_peak: predicted,
-            title: format!("headroom watch: {}", short_command(&args.command)),
+            end: Some((
+                duration,
+                match exit {
+                    ExitKind::Signal(sig) => format!(
+                        "killed by {}: {}",
+                        super::verdict::signal_name(sig),
+                        summary.category
+                    ),
+                    _ => format!("end: {}", summary.category),
+                },
+            )),
+            phases,
+            title: match &attached {
+                Some((target, _)) => format!("headroom watch: {target}"),
+                None => format!("headroom watch: {}", short_command(&args.command)),
+            },
         };
         let svg = render_svg(&samples, &marks)?;
         f.write_all(svg.as_bytes())
@@ -145,6 +194,36 @@ pub fn finish(e: Ended<'_>) -> Result<ExitCode> {
         eprintln!("headroom: the timeline is incomplete: {e}");
     }
     Ok(ExitCode::from(summary.exit_code.clamp(0, 255) as u8))
+}
+
+/// Which cgroup the usage is read from, and that its usage counts page
+/// cache: v1 `memory.usage_in_bytes` and v2 `memory.current` both charge
+/// page cache (and shmem) with anonymous memory (kernel
+/// Documentation/admin-guide/cgroup-v1/memory.rst, cgroup-v2.rst).
+fn cgroup_scope(cg: &CgroupReader, samples: &[super::sample::Sample]) -> String {
+    let members = crate::collect::job_cgroup::member_pids(cg).len() as u32;
+    let job = samples.last().map_or(0, |s| s.processes);
+    let whose = if members > job {
+        format!(
+            "an enclosing cgroup: {} processes in it now besides the job's {job}",
+            members - job
+        )
+    } else {
+        "the job's own cgroup".to_string()
+    };
+    let cache = samples.iter().rev().find_map(|s| {
+        Some(
+            s.cgroup_file_bytes?
+                .saturating_sub(s.cgroup_shmem_bytes.unwrap_or(0)),
+        )
+    });
+    match cache {
+        Some(c) => format!(
+            "{whose}; its usage includes page cache ({} at the last reading), which the kernel reclaims before it kills",
+            crate::units::fmt_bytes(c)
+        ),
+        None => format!("{whose}; its usage includes page cache"),
+    }
 }
 
 /// This process's CPU time so far, seconds (all threads).
@@ -159,8 +238,11 @@ fn empty_and_remove(cg: &mut LimitCgroup) {
             .split_whitespace()
             .filter_map(|p| p.parse::<i32>().ok())
         {
-            // SAFETY: plain kill(2) of a process inside the cgroup we created.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
+            // A process inside the cgroup headroom created.
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
         }
     }
     if let Err(e) = cg.remove() {
@@ -171,7 +253,10 @@ fn empty_and_remove(cg: &mut LimitCgroup) {
 /// The command for a title: the program's file name and its arguments.
 fn short_command(argv: &[String]) -> String {
     let mut parts = argv.to_vec();
-    if let Some(name) = std::path::Path::new(&argv[0]).file_name() {
+    if let Some(name) = argv
+        .first()
+        .and_then(|a| std::path::Path::new(a).file_name())
+    {
         parts[0] = name.to_string_lossy().into_owned();
     }
     let text = parts.join(" ");

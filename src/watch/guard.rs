@@ -10,28 +10,28 @@
 //! when headroom did not finish), and exits. Between fork and exit it makes
 //! only async-signal-safe system calls on memory prepared before the fork.
 
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+
+use nix::errno::Errno;
+use nix::fcntl::{AT_FDCWD, OFlag, open};
+use nix::sys::signal::{Signal, kill, killpg};
+use nix::sys::stat::{Mode, stat};
+use nix::unistd::{ForkResult, Pid, UnlinkatFlags, close, dup2_stderr, dup2_stdin, dup2_stdout};
+use nix::unistd::{fork, pipe2, read, setsid, unlink, unlinkat, write};
 
 /// headroom's end of the guardian's pipe; dropping it (or dying) sets the
 /// guardian off.
 pub struct Guard {
-    write_fd: libc::c_int,
+    write_fd: OwnedFd,
 }
 
 impl Guard {
     /// The run finished normally: the guardian must not delete the outputs.
     pub fn finished(&self) {
-        // SAFETY: a one-byte write to a pipe fd this struct owns.
-        unsafe { libc::write(self.write_fd, b"F".as_ptr().cast(), 1) };
-    }
-}
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        // SAFETY: closes the fd this struct owns, once.
-        unsafe { libc::close(self.write_fd) };
+        let _ = write(&self.write_fd, b"F");
     }
 }
 
@@ -45,112 +45,102 @@ pub fn start(pgid: i32, cgroup: Option<&Path>, outputs: &[PathBuf]) -> std::io::
     let cg_dir = cgroup.and_then(c);
     let cg_procs = cgroup.and_then(|d| c(&d.join("cgroup.procs")));
     let files: Vec<CString> = outputs.iter().filter_map(|p| c(p)).collect();
-    let mut fds = [0 as libc::c_int; 2];
-    // SAFETY: pipe2 fills the two fds; O_CLOEXEC keeps them out of the job.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    let [read_fd, write_fd] = fds;
+    // O_CLOEXEC keeps both ends out of the job.
+    let (read_fd, write_fd) = pipe2(OFlag::O_CLOEXEC)?;
     // SAFETY: the child runs only async-signal-safe calls (guardian()) and
     // never returns into Rust code.
-    match unsafe { libc::fork() } {
-        -1 => Err(std::io::Error::last_os_error()),
-        0 => unsafe { guardian(read_fd, pgid, cg_dir.as_ref(), cg_procs.as_ref(), &files) },
-        _ => {
-            // SAFETY: the parent keeps only the write end.
-            unsafe { libc::close(read_fd) };
-            Ok(Guard { write_fd })
-        }
+    match unsafe { fork() }? {
+        ForkResult::Child => guardian(
+            read_fd,
+            pgid,
+            cg_dir.as_deref(),
+            cg_procs.as_deref(),
+            &files,
+        ),
+        // The parent keeps only the write end (the read end drops here).
+        ForkResult::Parent { .. } => Ok(Guard { write_fd }),
     }
 }
 
 /// The guardian's whole life. Never returns.
-unsafe fn guardian(
-    read_fd: libc::c_int,
+fn guardian(
+    read_fd: OwnedFd,
     pgid: i32,
-    cg_dir: Option<&CString>,
-    cg_procs: Option<&CString>,
+    cg_dir: Option<&CStr>,
+    cg_procs: Option<&CStr>,
     files: &[CString],
 ) -> ! {
-    unsafe {
-        libc::setsid();
-        // Hold nothing of headroom's open: no output file, no pipe a reader
-        // waits on, no write end of our own pipe.
-        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
-        for fd in 0..3 {
-            libc::dup2(null, fd);
-        }
-        for fd in 3..4096 {
-            if fd != read_fd {
-                libc::close(fd);
-            }
-        }
-        let mut finished = false;
-        let mut b = [0u8; 16];
-        loop {
-            let n = libc::read(read_fd, b.as_mut_ptr().cast(), b.len());
-            if n > 0 {
-                finished |= b[..n as usize].contains(&b'F');
-            } else if n == 0 || *libc::__errno_location() != libc::EINTR {
-                break;
-            }
-        }
-        libc::kill(-pgid, libc::SIGKILL);
-        if let (Some(dir), Some(procs)) = (cg_dir, cg_procs) {
-            // The kernel takes a moment to empty a cgroup of killed tasks.
-            for _ in 0..100 {
-                kill_listed(procs);
-                if libc::rmdir(dir.as_ptr()) == 0 || *libc::__errno_location() == libc::ENOENT {
-                    break;
-                }
-                let ts = libc::timespec {
-                    tv_sec: 0,
-                    tv_nsec: 50_000_000,
-                };
-                libc::nanosleep(&ts, std::ptr::null_mut());
-            }
-        }
-        if !finished {
-            for f in files {
-                let mut st: libc::stat = std::mem::zeroed();
-                if libc::stat(f.as_ptr(), &mut st) == 0 && st.st_size == 0 {
-                    libc::unlink(f.as_ptr());
-                }
-            }
-        }
-        libc::_exit(0)
+    let _ = setsid();
+    // Hold nothing of headroom's open: no output file, no pipe a reader
+    // waits on, no write end of our own pipe.
+    if let Ok(null) = open(c"/dev/null", OFlag::O_RDWR, Mode::empty()) {
+        let _ = dup2_stdin(&null);
+        let _ = dup2_stdout(&null);
+        let _ = dup2_stderr(&null);
     }
+    let keep = read_fd.as_raw_fd();
+    for fd in 3..4096 {
+        if fd != keep {
+            let _ = close(fd);
+        }
+    }
+    let mut finished = false;
+    let mut b = [0u8; 16];
+    loop {
+        match read(&read_fd, &mut b) {
+            Ok(0) => break,
+            Ok(n) => finished |= b[..n].contains(&b'F'),
+            Err(Errno::EINTR) => continue,
+            Err(_) => break,
+        }
+    }
+    let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+    if let (Some(dir), Some(procs)) = (cg_dir, cg_procs) {
+        // The kernel takes a moment to empty a cgroup of killed tasks.
+        for _ in 0..100 {
+            kill_listed(procs);
+            match unlinkat(AT_FDCWD, dir, UnlinkatFlags::RemoveDir) {
+                Ok(()) | Err(Errno::ENOENT) => break,
+                Err(_) => std::thread::sleep(std::time::Duration::from_millis(50)),
+            }
+        }
+    }
+    if !finished {
+        for f in files {
+            if stat(f.as_c_str()).is_ok_and(|st| st.st_size == 0) {
+                let _ = unlink(f.as_c_str());
+            }
+        }
+    }
+    // SAFETY: _exit(2) ends the forked guardian without running Rust or C
+    // exit handlers that belong to headroom (nix offers no _exit).
+    unsafe { libc::_exit(0) }
 }
 
 /// SIGKILL to every pid listed in a `cgroup.procs` file (read with a stack
 /// buffer: no allocation after fork).
-unsafe fn kill_listed(procs: &CString) {
-    unsafe {
-        let fd = libc::open(procs.as_ptr(), libc::O_RDONLY);
-        if fd < 0 {
-            return;
+fn kill_listed(procs: &CStr) {
+    let Ok(fd) = open(procs, OFlag::O_RDONLY, Mode::empty()) else {
+        return;
+    };
+    let mut buf = [0u8; 4096];
+    let mut pid: i32 = 0;
+    while let Ok(n) = read(&fd, &mut buf) {
+        if n == 0 {
+            break;
         }
-        let mut buf = [0u8; 4096];
-        let mut pid: i32 = 0;
-        loop {
-            let n = libc::read(fd, buf.as_mut_ptr().cast(), buf.len());
-            if n <= 0 {
-                break;
-            }
-            for &ch in &buf[..n as usize] {
-                if ch.is_ascii_digit() {
-                    pid = pid.saturating_mul(10).saturating_add((ch - b'0') as i32);
-                } else {
-                    if pid > 0 {
-                        libc::kill(pid, libc::SIGKILL);
-                    }
-                    pid = 0;
+        for &ch in &buf[..n] {
+            if ch.is_ascii_digit() {
+                pid = pid.saturating_mul(10).saturating_add((ch - b'0') as i32);
+            } else {
+                if pid > 0 {
+                    let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
                 }
+                pid = 0;
             }
         }
-        if pid > 0 {
-            libc::kill(pid, libc::SIGKILL);
-        }
-        libc::close(fd);
+    }
+    if pid > 0 {
+        let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
     }
 }

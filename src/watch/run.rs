@@ -3,7 +3,6 @@
 //! explain, draw, clean up and hand back the job's exit code.
 
 use std::fs::File;
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::mpsc;
@@ -12,8 +11,8 @@ use std::time::{Duration, Instant};
 use super::child::{self, exit_kind, tail_text, tee_stderr};
 use super::cli::{Outputs, WatchArgs};
 use super::finish::{Ended, finish};
-use super::sample::{Sample, Sampler, thin};
-use super::summary::Peaks;
+use super::record::Recorder;
+use super::sample::Sampler;
 use super::timeline::Timeline;
 use crate::collect::cgroup::CgroupReader;
 use crate::collect::cgroup_limit::{LimitCgroup, systemd_hint};
@@ -21,13 +20,12 @@ use crate::collect::gpu::GpuReader;
 use crate::collect::procfs::ProcReader;
 use crate::collect::tree::TreeSampler;
 use crate::error::{Error, Result};
-use crate::units::fmt_bytes;
 
 /// Share of one core the watcher may use before it stops re-reading
 /// `smaps_rollup` (the 1% target, less a margin for the end-of-run work).
-const CPU_BUDGET: f64 = 0.007;
+pub(crate) const CPU_BUDGET: f64 = 0.007;
 /// One-off allowance so the first processes are read exactly at once.
-const SMAPS_BURST: Duration = Duration::from_millis(50);
+pub(crate) const SMAPS_BURST: Duration = Duration::from_millis(50);
 
 /// The output files, already created.
 pub struct Files {
@@ -68,7 +66,10 @@ pub fn watch(
 ) -> Result<ExitCode> {
     let began = Instant::now();
     let limit_cg = match (args.limit, args.probe) {
-        (Some(limit), _) => Some(make_limit_cgroup(limit)?),
+        (Some(limit), _) => {
+            warn_unfaithful(limit, ProcReader::new().meminfo("MemTotal"));
+            Some(make_limit_cgroup(limit)?)
+        }
         // A probed job gets a cgroup of its own where one can be made (no
         // limit but the machine's): its anon + shmem is then exactly what
         // the per-phase table compares, at every sample.
@@ -120,22 +121,18 @@ pub fn watch(
     });
     outputs.keep();
 
-    let mut sampler = Sampler {
-        tree: TreeSampler::new(ProcReader::new(), CPU_BUDGET, SMAPS_BURST),
-        cgroup: cgroup.clone(),
-        gpu,
-        root_pid: pid,
-        taken: 0,
-        last_cgroup: Default::default(),
-        stat_every: if args.probe { 1 } else { args.stat_every },
-    };
-    let mut timeline = files
+    let mut sampler = Sampler::new(
+        TreeSampler::new(ProcReader::new(), CPU_BUDGET, SMAPS_BURST),
+        pid,
+        None,
+    );
+    sampler.cgroup = cgroup.clone();
+    sampler.gpu = gpu;
+    sampler.stat_every = if args.probe { 1 } else { args.stat_every };
+    let timeline = files
         .timeline
         .map(|(p, f)| Timeline::new(&p, f, timeline_format(args)));
-    let show_progress = std::io::stderr().is_terminal() && std::io::stdout().is_terminal();
-    let mut samples: Vec<Sample> = Vec::new();
-    let mut peaks = Peaks::default();
-    let mut write_error: Option<Error> = None;
+    let mut rec = Recorder::new(timeline, args, format!("pid {pid}"));
     let status = loop {
         let tick = Instant::now();
         // Milliseconds are as fine as any interval allowed.
@@ -143,17 +140,7 @@ pub fn watch(
         let s = sampler.take(t_s);
         // A tree that has already gone is no sample: the job ended between ticks.
         if s.processes > 0 {
-            if let (Some(t), None) = (timeline.as_mut(), &write_error)
-                && let Err(e) = t.write(&s)
-            {
-                write_error = Some(e);
-            }
-            peaks.update(&s);
-            if show_progress {
-                progress(&s, &peaks);
-            }
-            samples.push(s);
-            thin(&mut samples);
+            rec.record(s);
         }
         stop.check(pid as i32, args.kill_after);
         let wait = args.interval.saturating_sub(tick.elapsed());
@@ -166,9 +153,7 @@ pub fn watch(
         }
     };
     let duration = started.elapsed().as_secs_f64();
-    if show_progress {
-        eprint!("\r\x1b[K");
-    }
+    rec.finish();
     let exit = match status {
         Ok(st) => exit_kind(st),
         Err(e) => return Err(Error::Internal(format!("waiting for the job: {e}"))),
@@ -193,16 +178,22 @@ pub fn watch(
         cgroup,
         limit_cgroup: limit_cg,
         oom_before,
+        oom_after: None,
         exit,
         stderr_tail,
         duration,
-        samples,
-        peaks,
+        rec,
         gpu_note,
         predicted,
-        write_error,
         began,
         stop: stop.evidence(),
+        attached: None,
+        phases: files
+            .probe_run
+            .as_ref()
+            .and_then(|p| p.parent())
+            .map(crate::probe::phase_spans)
+            .unwrap_or_default(),
     });
     if ended.is_ok() {
         guard.finished();
@@ -255,6 +246,24 @@ fn timeline_format(args: &WatchArgs) -> super::timeline::TimelineFormat {
     }
 }
 
+/// A `--limit` above the machine's memory cannot be rehearsed here: the
+/// machine runs out (global OOM killer, swap) before the cgroup's limit.
+pub fn unfaithful_limit(limit: u64, mem_total: Option<u64>) -> Option<String> {
+    let total = mem_total.filter(|&t| limit > t)?;
+    Some(format!(
+        "headroom: warning: --limit {} is more than this machine's memory ({}): the \
+         rehearsal cannot be faithful (the machine runs out before the limit does)",
+        crate::units::fmt_bytes(limit),
+        crate::units::fmt_bytes(total)
+    ))
+}
+
+fn warn_unfaithful(limit: u64, mem_total: Option<u64>) {
+    if let Some(w) = unfaithful_limit(limit, mem_total) {
+        eprintln!("{w}");
+    }
+}
+
 fn make_limit_cgroup(limit: u64) -> Result<LimitCgroup> {
     let hint = |why: String| {
         let text = format!("{}M", limit >> 20);
@@ -283,19 +292,4 @@ fn spawn_failed(cmd: &str, e: &std::io::Error) -> ExitCode {
             ExitCode::from(126)
         }
     }
-}
-
-fn progress(s: &Sample, peaks: &Peaks) {
-    let gpu = s
-        .gpu_used_bytes
-        .map(fmt_bytes)
-        .unwrap_or_else(|| "-".into());
-    eprint!(
-        "\r\x1b[K[headroom] {:>6.1}s PSS {} (peak {}) GPU {} workers {}",
-        s.t_s,
-        fmt_bytes(s.pss_sum_bytes),
-        fmt_bytes(peaks.get("pss_sum").unwrap_or(0)),
-        gpu,
-        s.processes.saturating_sub(1)
-    );
 }

@@ -7,7 +7,10 @@ use serde::Serialize;
 
 use crate::collect::cgroup::{CgroupMemory, CgroupReader};
 use crate::collect::gpu::GpuReader;
+use crate::collect::procfs::ProcReader;
 use crate::collect::tree::TreeSampler;
+
+use super::roles::RoleBook;
 
 /// One row of the timeline. Bytes everywhere; empty (None) where the source
 /// gave no reading (no cgroup, no GPU driver).
@@ -58,6 +61,36 @@ pub struct Sample {
     pub gpu_used_bytes: Option<u64>,
     /// GPU memory NVML charges to processes of the tree.
     pub gpu_process_bytes: Option<u64>,
+    /// RSS of the main process(es) (see `roles`).
+    pub main_rss_bytes: u64,
+    /// PSS of the main process(es).
+    pub main_pss_bytes: u64,
+    /// USS of the main process(es).
+    pub main_uss_bytes: u64,
+    /// RSS summed over the training loader workers.
+    pub train_workers_rss_bytes: u64,
+    /// PSS summed over the training loader workers.
+    pub train_workers_pss_bytes: u64,
+    /// USS summed over the training loader workers.
+    pub train_workers_uss_bytes: u64,
+    /// RSS summed over the evaluation loader workers.
+    pub eval_workers_rss_bytes: u64,
+    /// PSS summed over the evaluation loader workers.
+    pub eval_workers_pss_bytes: u64,
+    /// USS summed over the evaluation loader workers.
+    pub eval_workers_uss_bytes: u64,
+    /// RSS summed over other children.
+    pub other_rss_bytes: u64,
+    /// PSS summed over other children.
+    pub other_pss_bytes: u64,
+    /// USS summed over other children.
+    pub other_uss_bytes: u64,
+    /// /dev/shm files the loader workers hold open (each file once), read
+    /// every `sample_roles::SHM_EVERY`th sample and carried between.
+    pub workers_dev_shm_bytes: Option<u64>,
+    /// 0 for one sample; for a row that stands for an interval of a long
+    /// run, its length in seconds (every figure is then the interval's peak).
+    pub span_s: f64,
 }
 
 /// Takes samples of one job: its tree under `root_pid`, a cgroup, the GPUs.
@@ -76,13 +109,31 @@ pub struct Sampler {
     pub last_cgroup: CgroupMemory,
     /// Read the cgroup's memory.stat every this many samples (usage every sample).
     pub stat_every: u64,
+    /// When attached to a cgroup: its processes are the job, not a tree.
+    pub members: Option<CgroupReader>,
+    /// Reads command lines and fds for the roles.
+    pub proc: ProcReader,
+    /// Each process's role.
+    pub roles: RoleBook,
+    /// The workers' /dev/shm bytes at the last read.
+    pub last_shm: Option<u64>,
+    /// The pids of the last sample.
+    pub last_pids: Vec<u32>,
 }
 
 impl Sampler {
     /// Reads everything once. `t_s` is the time to stamp on the row.
     pub fn take(&mut self, t_s: f64) -> Sample {
-        let reading = self.tree.sample(self.root_pid);
+        let reading = match &self.members {
+            Some(cg) => {
+                let pids = crate::collect::job_cgroup::member_pids(cg);
+                let root = pids.first().copied().unwrap_or(self.root_pid);
+                self.tree.sample_pids(pids, root)
+            }
+            None => self.tree.sample(self.root_pid),
+        };
         let procs = &reading.processes;
+        self.last_pids = procs.iter().map(|p| p.pid).collect();
         let mut s = Sample {
             t_s,
             processes: procs.len() as u32,
@@ -98,6 +149,7 @@ impl Sampler {
             s.rss_shmem_sum_bytes += p.rss_shmem.unwrap_or(0);
             s.pss_file_sum_bytes += p.pss_file.unwrap_or(0);
         }
+        self.add_roles(t_s, procs, &mut s);
         if let Some(top) = procs.iter().max_by_key(|p| p.pss.or(p.rss).unwrap_or(0)) {
             s.top_pid = Some(top.pid);
             s.top_comm = Some(top.comm.clone());
@@ -134,55 +186,22 @@ impl Sampler {
     }
 }
 
-/// Most samples kept in memory for the plot (a few MiB); a three-day run at
-/// 100 ms would otherwise keep 2.6 million. The timeline file keeps them all.
-pub const PLOT_SAMPLES: usize = 20_000;
-
-/// Halves `samples` once they reach [`PLOT_SAMPLES`], merging neighbours
-/// into their larger readings so no peak disappears from the picture.
-pub fn thin(samples: &mut Vec<Sample>) {
-    if samples.len() < PLOT_SAMPLES {
-        return;
-    }
-    let merged = samples
-        .chunks(2)
-        .map(|pair| match pair {
-            [a, b] => merge_max(a, b),
-            [a] => a.clone(),
-            _ => Sample::default(),
-        })
-        .collect();
-    *samples = merged;
-}
-
-fn merge_max(a: &Sample, b: &Sample) -> Sample {
-    let mx = |x: Option<u64>, y: Option<u64>| x.max(y);
-    let top = if b.top_pss_bytes > a.top_pss_bytes {
-        b
-    } else {
-        a
-    };
-    Sample {
-        t_s: a.t_s,
-        processes: a.processes.max(b.processes),
-        rss_sum_bytes: a.rss_sum_bytes.max(b.rss_sum_bytes),
-        pss_sum_bytes: a.pss_sum_bytes.max(b.pss_sum_bytes),
-        uss_sum_bytes: a.uss_sum_bytes.max(b.uss_sum_bytes),
-        pss_shmem_sum_bytes: a.pss_shmem_sum_bytes.max(b.pss_shmem_sum_bytes),
-        rss_shmem_sum_bytes: a.rss_shmem_sum_bytes.max(b.rss_shmem_sum_bytes),
-        pss_file_sum_bytes: a.pss_file_sum_bytes.max(b.pss_file_sum_bytes),
-        pss_carried: a.pss_carried.max(b.pss_carried),
-        pss_age_ms: a.pss_age_ms.max(b.pss_age_ms),
-        top_pid: top.top_pid,
-        top_comm: top.top_comm.clone(),
-        top_pss_bytes: top.top_pss_bytes,
-        cgroup_usage_bytes: mx(a.cgroup_usage_bytes, b.cgroup_usage_bytes),
-        cgroup_limit_bytes: mx(a.cgroup_limit_bytes, b.cgroup_limit_bytes),
-        cgroup_anon_bytes: mx(a.cgroup_anon_bytes, b.cgroup_anon_bytes),
-        cgroup_file_bytes: mx(a.cgroup_file_bytes, b.cgroup_file_bytes),
-        cgroup_shmem_bytes: mx(a.cgroup_shmem_bytes, b.cgroup_shmem_bytes),
-        cgroup_oom_kill: mx(a.cgroup_oom_kill, b.cgroup_oom_kill),
-        gpu_used_bytes: mx(a.gpu_used_bytes, b.gpu_used_bytes),
-        gpu_process_bytes: mx(a.gpu_process_bytes, b.gpu_process_bytes),
+impl Sampler {
+    /// A sampler of the tree under `root_pid` (or of the cgroup `members`).
+    pub fn new(tree: TreeSampler, root_pid: u32, members: Option<CgroupReader>) -> Self {
+        Sampler {
+            tree,
+            cgroup: None,
+            gpu: None,
+            root_pid,
+            taken: 0,
+            last_cgroup: CgroupMemory::default(),
+            stat_every: 10,
+            members,
+            proc: ProcReader::new(),
+            roles: RoleBook::default(),
+            last_shm: None,
+            last_pids: Vec::new(),
+        }
     }
 }

@@ -8,6 +8,7 @@ use std::io::Write;
 use serde::Serialize;
 
 use super::sample::Sample;
+pub use super::summary_roles::RoleMemory;
 use crate::diagnose::category::{Category, Confidence};
 use crate::output::Report;
 use crate::units::fmt_bytes;
@@ -38,12 +39,17 @@ pub struct Peaks {
     pub max_processes: u32,
     /// PSS sum over RSS sum at the RSS-sum peak (1 = nothing shared).
     pub pss_over_rss_at_peak: Option<f64>,
+    /// The sample at the PSS-sum peak (who held the memory then).
+    pub at_pss_peak: Option<Sample>,
+    /// Most /dev/shm the loader workers held open at once.
+    pub workers_dev_shm: Option<u64>,
 }
 
 impl Peaks {
     /// Folds one sample in.
     pub fn update(&mut self, s: &Sample) {
         self.max_processes = self.max_processes.max(s.processes);
+        self.workers_dev_shm = self.workers_dev_shm.max(s.workers_dev_shm_bytes);
         let measures: [(&'static str, Option<u64>); 6] = [
             ("rss_sum", (s.processes > 0).then_some(s.rss_sum_bytes)),
             ("pss_sum", (s.processes > 0).then_some(s.pss_sum_bytes)),
@@ -69,6 +75,9 @@ impl Peaks {
             if slot.as_ref().is_some_and(|p| p.bytes >= bytes) {
                 continue;
             }
+            if measure == "pss_sum" {
+                self.at_pss_peak = Some(s.clone());
+            }
             if measure == "rss_sum" && bytes > 0 {
                 self.pss_over_rss_at_peak = Some(s.pss_sum_bytes as f64 / bytes as f64);
             }
@@ -91,8 +100,10 @@ impl Peaks {
 /// What `headroom watch` reports at the end (and writes with `--summary`).
 #[derive(Debug, Clone, Serialize)]
 pub struct WatchSummary {
-    /// The command that was run.
+    /// The command that was run (empty when attached).
     pub command: Vec<String>,
+    /// What an attached watch watched (`pid 4242`, `cgroup DIR`, `Slurm job 7`).
+    pub attached_to: Option<String>,
     /// headroom's own exit code: the job's, or 128 + signal.
     pub exit_code: i32,
     /// The exit status in words.
@@ -131,6 +142,15 @@ pub struct WatchSummary {
     pub cgroup_dir: Option<String>,
     /// The cgroup's limit, bytes.
     pub cgroup_limit_bytes: Option<u64>,
+    /// Whose cgroup that is (the job's own, or an enclosing one shared with
+    /// other processes) and how much page cache its usage counts.
+    pub cgroup_scope: Option<String>,
+    /// Every threshold alert given.
+    pub alerts: Vec<super::alert::Alert>,
+    /// RSS, PSS and USS of each role at the PSS-sum peak.
+    pub roles_at_peak: Vec<RoleMemory>,
+    /// Most /dev/shm the loader workers held open at once, bytes.
+    pub peak_workers_dev_shm_bytes: Option<u64>,
     /// Rise of the cgroup's oom_kill counter during the run.
     pub oom_kill_delta: Option<u64>,
     /// The GPU as NVML saw it: device names, or why there is none ("no NVIDIA driver").
@@ -185,6 +205,7 @@ impl Report for WatchSummary {
                 opt(self.peak_pss_bytes)
             )?;
         }
+        super::summary_roles::write_roles(self, w)?;
         if let Some(dir) = &self.cgroup_dir {
             writeln!(
                 w,
@@ -193,6 +214,9 @@ impl Report for WatchSummary {
                 opt(self.cgroup_kernel_peak_bytes),
                 self.oom_kill_delta.unwrap_or(0)
             )?;
+            if let Some(scope) = &self.cgroup_scope {
+                writeln!(w, "  ({scope})")?;
+            }
         }
         writeln!(w, "gpu: {}", self.gpu)?;
         if let Some(p) = self.watcher_cpu_percent {

@@ -5,8 +5,9 @@ use std::time::Duration;
 
 use super::cli::parse_interval;
 use super::plot::{PlotMarks, render_svg};
-use super::sample::{PLOT_SAMPLES, Sample, thin};
+use super::sample::Sample;
 use super::summary::Peaks;
+use super::thin::{PLOT_SAMPLES, thin};
 use super::verdict::{EndEvidence, ExitKind, verdict};
 use crate::diagnose::category::{Category, Confidence};
 
@@ -136,6 +137,8 @@ fn the_plot_draws_the_limit_and_the_prediction() {
         limit: Some(4 << 30),
         predicted_peak: Some(2 << 30),
         title: "t".into(),
+        end: None,
+        phases: Vec::new(),
     };
     let svg = render_svg(&samples, &marks).unwrap();
     assert!(svg.starts_with("<svg"));
@@ -184,4 +187,33 @@ fn thinning_halves_the_kept_samples_and_keeps_every_peak() {
     let mut short = vec![sample(0.0, 1, 1, 1, None)];
     thin(&mut short);
     assert_eq!(short.len(), 1, "below the bound nothing changes");
+}
+
+#[test]
+fn the_plot_stacks_the_roles_and_marks_the_phases_and_the_kill() {
+    let mut samples = vec![
+        sample(0.0, 1, 1 << 30, 1 << 30, Some(1 << 30)),
+        sample(2.0, 5, 3 << 30, 2 << 30, Some(2 << 30)),
+    ];
+    samples[1].main_pss_bytes = 1 << 30;
+    samples[1].train_workers_pss_bytes = 1 << 30;
+    let marks = PlotMarks {
+        limit: Some(4 << 30),
+        end: Some((2.0, "killed by SIGKILL: host_oom_cgroup".into())),
+        phases: vec![(0.0, 1.0, "load".into()), (1.0, 2.0, "train".into())],
+        ..PlotMarks::default()
+    };
+    let svg = render_svg(&samples, &marks).unwrap();
+    assert!(svg.contains("killed by SIGKILL: host_oom_cgroup"));
+    assert!(
+        svg.contains("\ntrain\n") && svg.contains("\nload\n"),
+        "phase names drawn"
+    );
+    assert!(svg.contains("PSS: main") && svg.contains("PSS: training workers"));
+    // No evaluation workers in this run: no empty band in the legend.
+    assert!(!svg.contains("PSS: evaluation workers"));
+    assert!(
+        svg.contains("<polygon"),
+        "stacked bands are filled polygons"
+    );
 }

@@ -13,6 +13,8 @@ pub enum ExitKind {
     Code(i32),
     /// A signal killed it.
     Signal(i32),
+    /// It ended, but an attached watcher (not its parent) cannot see how.
+    Unknown,
 }
 
 impl ExitKind {
@@ -21,6 +23,7 @@ impl ExitKind {
         match self {
             ExitKind::Code(c) => c,
             ExitKind::Signal(s) => 128 + s,
+            ExitKind::Unknown => 0,
         }
     }
 
@@ -29,6 +32,7 @@ impl ExitKind {
         match self {
             ExitKind::Code(c) => format!("exited with code {c}"),
             ExitKind::Signal(s) => format!("killed by signal {s} ({})", signal_name(s)),
+            ExitKind::Unknown => "ended (an attached watcher cannot see its exit status)".into(),
         }
     }
 }
@@ -121,6 +125,7 @@ fn diagnosed(ev: &EndEvidence<'_>) -> Verdict {
             ExitStatus::from_parts(&c.to_string(), Some(c), Some(c - 128))
         }
         ExitKind::Code(c) => ExitStatus::from_parts(&c.to_string(), Some(c), None),
+        ExitKind::Unknown => return without_exit(ev, scanner),
     };
     let facts = Facts {
         exit: Some(exit),
@@ -135,7 +140,25 @@ fn diagnosed(ev: &EndEvidence<'_>) -> Verdict {
     }
 }
 
-/// The usual name of a Linux signal number (diagnose's table).
+/// An attached job's end: only the cgroup counter and the kernel's lines.
+fn without_exit(ev: &EndEvidence<'_>, scanner: crate::diagnose::LogScanner) -> Verdict {
+    let facts = crate::diagnose::Facts {
+        exit: None,
+        cgroup_oom_kills: ev.oom_kill_delta,
+        cgroup_limit_bytes: None,
+    };
+    let d = crate::diagnose::verdict_from_evidence(scanner.finish(), &facts);
+    Verdict {
+        category: d.category,
+        confidence: d.confidence,
+        reason: d.verdict,
+    }
+}
+
+/// The name of a Linux signal number (`SIGKILL`), from nix's table of the
+/// platform's signals; `signal` for a number it does not know.
 pub fn signal_name(sig: i32) -> &'static str {
-    crate::diagnose::exit::signal_name(sig).unwrap_or("signal")
+    nix::sys::signal::Signal::try_from(sig)
+        .map(|s| s.as_str())
+        .unwrap_or("signal")
 }

@@ -16,4 +16,5 @@ mod readme;
 mod shell;
 mod slurm_request;
 mod watch;
+mod watch_attach;
 mod watch_faults;

@@ -1,0 +1,83 @@
+//! The values of `headroom watch`'s options: intervals, durations,
+//! percentages and sizes, each refused with a one-line reason.
+
+use std::time::Duration;
+
+use crate::units::{BareNumber, parse_size};
+
+/// Parses `100ms`, `2s`, `1.5s`, `1m`; refuses zero and anything under 10 ms.
+pub fn parse_interval(text: &str) -> std::result::Result<Duration, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("'{t}' is not an interval (try 100ms or 1s)"))?;
+    let secs = match unit {
+        "ms" => value / 1000.0,
+        "s" | "" => value,
+        "m" | "min" => value * 60.0,
+        _ => {
+            return Err(format!(
+                "unknown unit '{unit}' in interval '{t}' (use ms, s or m)"
+            ));
+        }
+    };
+    if secs <= 0.0 {
+        return Err(format!("interval '{t}' must be above zero"));
+    }
+    if secs < 0.01 {
+        return Err(format!(
+            "interval '{t}' is below 10ms: sampling that often costs more than it shows"
+        ));
+    }
+    if secs > 3600.0 {
+        return Err(format!("interval '{t}' is over an hour"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+pub(super) fn parse_limit(text: &str) -> std::result::Result<u64, String> {
+    let b = parse_size(text, BareNumber::Refuse)?;
+    if b < (1 << 20) {
+        return Err(format!("size '{text}' is below 1 MiB"));
+    }
+    Ok(b)
+}
+
+pub(super) fn parse_percent(text: &str) -> std::result::Result<f64, String> {
+    let v: f64 = text
+        .trim()
+        .trim_end_matches('%')
+        .parse()
+        .map_err(|_| format!("'{text}' is not a percentage (try 80,90)"))?;
+    if !(1.0..=100.0).contains(&v) {
+        return Err(format!(
+            "threshold '{text}' must be between 1 and 100 percent"
+        ));
+    }
+    Ok(v)
+}
+
+/// Like [`parse_interval`] but allows hours and days and zero (`0`: keep
+/// every sample for the whole run).
+pub(super) fn parse_span(text: &str) -> std::result::Result<Duration, String> {
+    let t = text.trim();
+    if t == "0" {
+        return Ok(Duration::ZERO);
+    }
+    let (num, mult) = match t {
+        _ if t.ends_with('h') => (&t[..t.len() - 1], 3600.0),
+        _ if t.ends_with('d') => (&t[..t.len() - 1], 86400.0),
+        _ => return parse_interval(t),
+    };
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("'{t}' is not a duration (try 10m, 2h or 0)"))?;
+    if !(0.0..=3650.0 * 86400.0).contains(&(v * mult)) {
+        return Err(format!("duration '{t}' is out of range"));
+    }
+    Ok(Duration::from_secs_f64(v * mult))
+}
