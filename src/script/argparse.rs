@@ -103,13 +103,16 @@ fn argument<'t>(ev: &Eval<'t>, call: Node<'t>) -> Option<Argument> {
     })
 }
 
-/// The values the script runs with, by dest, and the words argparse would
-/// refuse (an option the script does not define).
+/// An option the script does not define, with the word after it.
+pub type Refused = (String, Option<String>);
+
+/// The values the script runs with, by dest, and the options argparse would
+/// refuse (not defined by the script), each with the word that follows it.
 pub fn values(
     defs: &[Argument],
     argv: &[String],
     launch_at: &str,
-) -> (HashMap<String, Found>, Vec<String>) {
+) -> (HashMap<String, Found>, Vec<Refused>) {
     let mut out: HashMap<String, Found> = defs
         .iter()
         .filter_map(|a| Some((a.dest.clone(), a.default.clone()?)))
@@ -127,7 +130,15 @@ pub fn values(
             None => (word.as_str(), None),
         };
         let Some(def) = find(defs, opt) else {
-            unknown.push(opt.to_string());
+            // The word after an unknown option is its value, when it is not an option.
+            let value = inline.or_else(|| {
+                let next = argv
+                    .get(i)
+                    .filter(|w| !w.starts_with('-') || is_number(w))?;
+                i += 1;
+                Some(next.clone())
+            });
+            unknown.push((opt.to_string(), value));
             continue;
         };
         let value = if let Some(f) = def.flag {
@@ -226,9 +237,12 @@ mod tests {
         assert_eq!(v["use_gat"].value, Value::Bool(true));
         assert_eq!(v["num_workers"].value, Value::Int(4));
         assert_eq!(v["num_workers"].from, vec!["s.sbatch:9".to_string()]);
-        assert_eq!(unknown, vec!["--lr".to_string()]);
+        assert_eq!(unknown, vec![("--lr".to_string(), Some("0.1".to_string()))]);
         // argparse does not fold dashes into underscores: --fan-out is not --fan_out.
         let (_, unknown) = values(&defs, &["--fan-out".into(), "3".into()], "s");
-        assert_eq!(unknown, vec!["--fan-out".to_string()]);
+        assert_eq!(
+            unknown,
+            vec![("--fan-out".to_string(), Some("3".to_string()))]
+        );
     }
 }

@@ -28,6 +28,8 @@ pub struct Eval<'t> {
     pub args: HashMap<String, Found>,
     /// The config file the script loads, when there is one.
     pub config: Option<Found>,
+    /// Its text, to trace a key to its line.
+    pub config_text: Option<String>,
     /// Environment variables the launch sets (`SLURM_CPUS_PER_TASK`...).
     pub env: HashMap<String, Found>,
 }
@@ -118,6 +120,7 @@ impl<'t> Eval<'t> {
                 })
             }
             "binary_operator" => self.binary(node, locals, d),
+            "comparison_operator" => self.compare(node, locals, d),
             "boolean_operator" => {
                 let left = self.eval_in(node.child_by_field_name("left")?, locals, d)?;
                 let op = node
@@ -163,7 +166,11 @@ impl<'t> Eval<'t> {
                 }
                 let container = self.eval_in(value, locals, d)?;
                 let item = match (&container.value, &key.value) {
-                    (Value::Dict(_), Value::Str(k)) => container.value.get(k)?.clone(),
+                    (Value::Dict(_), Value::Str(k)) => {
+                        let v = container.value.get(k)?.clone();
+                        let member = self.member(&container, k, v);
+                        return Some(Found::joined(member.value.clone(), &[&member, &key]));
+                    }
                     (Value::List(v), Value::Int(i)) => {
                         let i = if *i < 0 { v.len() as i64 + i } else { *i };
                         v.get(usize::try_from(i).ok()?)?.clone()
@@ -209,6 +216,30 @@ impl<'t> Eval<'t> {
             _ => return Option::None,
         };
         Some(Found::joined(value, &[&l, &r]))
+    }
+
+    /// `a > 0`, `x == 'cpu'`, `y is None`: two operands only.
+    fn compare(&self, node: Node<'t>, locals: &Locals, d: usize) -> Option<Found> {
+        let [a, b] = children(node)[..] else {
+            return Option::None;
+        };
+        let op = self.src.text.get(a.end_byte()..b.start_byte())?.trim();
+        let l = self.eval_in(a, locals, d)?;
+        let r = self.eval_in(b, locals, d)?;
+        let ord = match (l.value.as_float(), r.value.as_float()) {
+            (Some(x), Some(y)) if !matches!(l.value, Value::Str(_)) => x.partial_cmp(&y),
+            _ => Option::None,
+        };
+        let truth = match op {
+            "==" | "is" => l.value == r.value,
+            "!=" | "is not" => l.value != r.value,
+            "<" => ord? == std::cmp::Ordering::Less,
+            ">" => ord? == std::cmp::Ordering::Greater,
+            "<=" => ord? != std::cmp::Ordering::Greater,
+            ">=" => ord? != std::cmp::Ordering::Less,
+            _ => return Option::None,
+        };
+        Some(Found::joined(Value::Bool(truth), &[&l, &r]))
     }
 
     fn comprehension(&self, node: Node<'t>, locals: &Locals, d: usize) -> Option<Found> {
@@ -257,10 +288,41 @@ impl<'t> Eval<'t> {
         // `cfg.loader.batch_size`: a config read as attributes (OmegaConf, SimpleNamespace).
         let container = self.eval_in(object, locals, d)?;
         let v = container.value.get(attr)?.clone();
-        Some(Found {
-            value: v,
-            ..container
-        })
+        Some(self.member(&container, attr, v))
+    }
+
+    /// `v`, taken from `container` by `key`: when the container came from
+    /// the config file, its origin is the key's line there (the first line
+    /// after the container's own that starts with `key:`).
+    fn member(&self, container: &Found, key: &str, v: Value) -> Found {
+        let mut from = container.from.clone();
+        let (Some(cfg), Some(text), Some(first)) = (&self.config, &self.config_text, from.first())
+        else {
+            return Found { value: v, from };
+        };
+        let Some(label) = cfg.from.first() else {
+            return Found { value: v, from };
+        };
+        let after = match first.strip_prefix(label.as_str()) {
+            Some("") => 0,
+            Some(rest) => match rest.strip_prefix(':').and_then(|n| n.parse().ok()) {
+                Some(n) => n,
+                None => return Found { value: v, from },
+            },
+            None => return Found { value: v, from },
+        };
+        let line = text.lines().enumerate().skip(after).find(|(_, l)| {
+            let t = l.trim_start().trim_start_matches(['"', '\'']);
+            t.strip_prefix(key).is_some_and(|r| {
+                r.trim_start_matches(['"', '\''])
+                    .trim_start()
+                    .starts_with(':')
+            })
+        });
+        if let Some((i, _)) = line {
+            from[0] = format!("{label}:{}", i + 1);
+        }
+        Found { value: v, from }
     }
 
     /// Whether identifier `object` holds the parsed arguments.
@@ -465,10 +527,7 @@ impl<'t> Eval<'t> {
                     return None;
                 };
                 match container.value.get(k) {
-                    Some(v) => Some(Found {
-                        value: v.clone(),
-                        ..container
-                    }),
+                    Some(v) => Some(self.member(&container, k, v.clone())),
                     None => arg(1),
                 }
             }

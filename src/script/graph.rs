@@ -4,7 +4,7 @@
 //! `T.ToUndirected()`, the whole graph moved to the GPU (`data.to(device)`,
 //! `dataset[0].to(device)`), memory-mapped features (`np.load(...,
 //! mmap_mode='r')`), the device, and the epoch loop (`for epoch in
-//! range(...)`).
+//! range(...)`), and `gc.collect()`.
 
 use tree_sitter::Node;
 
@@ -35,6 +35,8 @@ pub struct GraphFind {
     pub cpu_only: Option<String>,
     /// Epochs of the training loop.
     pub epochs: Option<Found>,
+    /// Where the script runs the cyclic garbage collector (`gc.collect()`).
+    pub gc_collect: Option<String>,
 }
 
 /// Scans the calls and loops of the script.
@@ -93,6 +95,9 @@ pub fn find(ev: &Eval) -> GraphFind {
                     && (ftext.ends_with("np.load") || ftext == "numpy.load") =>
             {
                 out.mmap.get_or_insert_with(|| src.at(call));
+            }
+            "collect" if ftext == "gc.collect" => {
+                out.gc_collect.get_or_insert_with(|| src.at(call));
             }
             "device" if ftext == "torch.device" => {
                 if let Some(Found {

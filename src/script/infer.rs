@@ -294,6 +294,10 @@ pub fn graph(l: &mut Ledger, g: &GraphFind) {
             "{at} memory-maps features: they are page cache, charged by a cgroup limit as they are read; headroom plans them as loaded into RAM (the upper bound)"
         ));
     }
+    if let Some(at) = &g.gc_collect {
+        l.spec.loader.gc_collect = true;
+        l.read("loader.gc_collect", true.into(), at.clone());
+    }
     match &g.epochs {
         Some(f) => match f.value.as_int().and_then(|e| u32::try_from(e).ok()) {
             Some(e) => {

@@ -27,6 +27,8 @@ pub struct Launch {
     pub directives: Vec<(String, String, String)>,
     /// Environment the program sees, by name.
     pub env: HashMap<String, Found>,
+    /// The directory it runs in (relative paths it opens start there).
+    pub cwd: PathBuf,
 }
 
 /// Launcher options that take a value as the next word (the others are flags).
@@ -346,6 +348,7 @@ fn launch_line(
                 ranks,
                 directives: Vec::new(),
                 env: HashMap::new(),
+                cwd: cwd.to_path_buf(),
             });
         }
         match base {
@@ -370,6 +373,7 @@ fn launch_line(
                     ranks,
                     directives: Vec::new(),
                     env: HashMap::new(),
+                    cwd: cwd.to_path_buf(),
                 });
             }
             _ if w.contains('=') && i + 1 < words.len() => i += 1,

@@ -83,6 +83,12 @@ fn loader<'t>(ev: &Eval<'t>, call: Node<'t>) -> LoaderCall {
         written.push(("input_nodes".into(), *n));
     }
     for splat in &a.splats {
+        // A dict written as a literal or dict(...) is read entry by entry,
+        // so each argument keeps its own line.
+        if let Some(entries) = splat_entries(ev, *splat) {
+            args.extend(entries);
+            continue;
+        }
         match ev.eval(*splat) {
             Some(Found {
                 value: super::py::Value::Dict(entries),
@@ -119,14 +125,56 @@ fn loader<'t>(ev: &Eval<'t>, call: Node<'t>) -> LoaderCall {
         .filter(|p| p.kind() == "assignment")
         .and_then(|p| p.child_by_field_name("left"))
         .map(|l| src.text_of(l).to_string());
+    let placement = placement(ev, call);
+    let mut split = split_of(input_nodes_text.as_deref(), variable.as_deref());
+    // `input_nodes=split_idx[split]` in an evaluation function: an evaluation loader.
+    if split == Split::Train
+        && !input_nodes_text.as_deref().unwrap_or("").contains("train")
+        && !variable.as_deref().unwrap_or("").contains("train")
+        && in_eval_function(ev, call)
+    {
+        split = Split::Val;
+    }
     LoaderCall {
         at: src.at(call),
-        split: split_of(input_nodes_text.as_deref(), variable.as_deref()),
-        placement: placement(ev, call),
+        split,
+        placement,
         variable,
         args,
         unknown,
     }
+}
+
+/// The entries of `**name` where `name` is bound to `{...}` or `dict(...)`.
+fn splat_entries<'t>(ev: &Eval<'t>, splat: Node<'t>) -> Option<Vec<(String, Found)>> {
+    let node = match splat.kind() {
+        "identifier" => ev.index.assignment_at(ev.src.text_of(splat), splat)?.value,
+        _ => splat,
+    };
+    let mut out = Vec::new();
+    match node.kind() {
+        "dictionary" => {
+            for pair in super::py::children(node) {
+                match pair.kind() {
+                    "pair" => {}
+                    "comment" => continue,
+                    _ => return None,
+                }
+                let key = pair.child_by_field_name("key")?;
+                let Some(super::py::Value::Str(k)) = ev.eval(key).map(|f| f.value) else {
+                    return None;
+                };
+                out.push((k, ev.eval(pair.child_by_field_name("value")?)?));
+            }
+        }
+        "call" if ev.src.text_of(node.child_by_field_name("function")?) == "dict" => {
+            for (k, v) in call_args(ev.src, node).keywords {
+                out.push((k, ev.eval(v)?));
+            }
+        }
+        _ => return None,
+    }
+    Some(out)
 }
 
 /// The split by the text of `input_nodes` (the variable name when absent).
@@ -150,18 +198,22 @@ fn split_of(input_nodes: Option<&str>, variable: Option<&str>) -> Split {
     }
 }
 
+/// Whether `call` is in a function named for evaluation (`test`, `evaluate`...).
+fn in_eval_function(ev: &Eval, call: Node) -> bool {
+    enclosing_function(call).is_some_and(|f| {
+        let name = def_name(ev.src, f).to_ascii_lowercase();
+        ["test", "eval", "valid", "infer", "predict"]
+            .iter()
+            .any(|w| name.contains(w))
+    })
+}
+
 /// Resident when built once before training; on demand when built inside an
 /// evaluation function or a loop (once per epoch or per evaluation).
 fn placement(ev: &Eval, call: Node) -> EvalLoaders {
     let func = enclosing_function(call);
-    if let Some(f) = func {
-        let name = def_name(ev.src, f).to_ascii_lowercase();
-        if ["test", "eval", "valid", "infer", "predict"]
-            .iter()
-            .any(|w| name.contains(w))
-        {
-            return EvalLoaders::OnDemand;
-        }
+    if in_eval_function(ev, call) {
+        return EvalLoaders::OnDemand;
     }
     let mut cur = call.parent();
     while let Some(n) = cur {

@@ -122,7 +122,9 @@ fn read_call<'t>(ev: &Eval<'t>, call: Node<'t>, out: &mut ModelFind) {
     ];
     const LAYERS: &[&str] = &["num_layers", "n_layers", "layers", "nlayers"];
     const HEADS: &[&str] = &["heads", "num_heads", "n_heads"];
-    if let Some(conv) = conv_of(&class) {
+    // A class the script defines wins over PyG's model of the same name
+    // (OGB's examples define their own `GCN` and `SAGE`).
+    if let (false, Some(conv)) = (ev.index.classes.contains_key(&class), conv_of(&class)) {
         // BasicGNN(in_channels, hidden_channels, num_layers, out_channels, ...)
         out.conv = Some((conv, src.at(call)));
         let pos = |i: usize| args.positional.get(i).and_then(|n| ev.eval(*n));

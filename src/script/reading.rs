@@ -81,6 +81,7 @@ pub fn read_sbatch(text: &str, path: &Path) -> Result<std::result::Result<Script
         &launch.argv,
         Some(&launch.at),
         launch.env.clone(),
+        Some(&launch.cwd),
     )?;
     r.launch = Some(launch.at.clone());
     let mut l = Ledger {
@@ -174,7 +175,7 @@ fn directive(
 
 /// Reads the training script at `path` run with `argv`.
 pub fn read_python(path: &Path, argv: &[String]) -> Result<ScriptReading> {
-    read(path, argv, None, HashMap::new())
+    read(path, argv, None, HashMap::new(), None)
 }
 
 fn read(
@@ -182,6 +183,7 @@ fn read(
     argv: &[String],
     launch_at: Option<&str>,
     env: HashMap<String, Found>,
+    cwd: Option<&Path>,
 ) -> Result<ScriptReading> {
     let text = crate::input::read_text(path, "a Python training script", false)?;
     let src = Source::parse(path, text)?;
@@ -191,6 +193,7 @@ fn read(
         index: &index,
         args: HashMap::new(),
         config: None,
+        config_text: None,
         env,
     };
     let defs = super::argparse::definitions(&ev);
@@ -198,10 +201,20 @@ fn read(
     let (values, unknown_opts) = super::argparse::values(&defs, argv, &cmdline);
     ev.args = values;
     let mut warnings = Vec::new();
-    if !unknown_opts.is_empty() && !defs.is_empty() {
+    // `plan train.py -- --batch_size 2048 --mem 256G`: --mem and --gpu that
+    // the script does not define are the budget, given to headroom.
+    let mut budget: Vec<(String, String)> = Vec::new();
+    let mut refused: Vec<String> = Vec::new();
+    for (opt, value) in unknown_opts {
+        match (opt.as_str(), value) {
+            ("--mem" | "--gpu", Some(v)) if launch_at.is_none() => budget.push((opt, v)),
+            (_, v) => refused.push(v.map_or(opt.clone(), |v| format!("{opt} {v}"))),
+        }
+    }
+    if !refused.is_empty() && !defs.is_empty() {
         warnings.push(format!(
             "{cmdline} passes {}, which {} does not define: argparse would stop with exit status 2",
-            unknown_opts.join(" "),
+            refused.join(" "),
             src.label
         ));
     }
@@ -211,7 +224,10 @@ fn read(
             src.label
         ));
     }
-    ev.config = config(&ev, path)?;
+    if let Some((found, text)) = config(&ev, path, cwd)? {
+        ev.config = Some(found);
+        ev.config_text = Some(text);
+    }
     let loaders = super::loaders::find(&ev);
     let graph = super::graph::find(&ev);
     let model = super::model::find(&ev);
@@ -226,6 +242,17 @@ fn read(
     super::infer::loaders(&mut l, &loaders);
     super::infer::model(&mut l, &model);
     l.spec.name = Some(src.label.clone());
+    for (opt, v) in budget {
+        if opt == "--mem" {
+            let bytes = parse_size(&v, BareNumber::SlurmMebibytes)
+                .map_err(|e| Error::bad(format!("--mem: {}", crate::output::shown(&e))))?;
+            l.spec.budget.host = Some(Bytes(bytes));
+            l.read("budget.host", v.into(), "the command line".into());
+        } else {
+            l.spec.budget.gpu = Some(v.clone());
+            l.read("budget.gpu", v.into(), "the command line".into());
+        }
+    }
     let views = loaders
         .iter()
         .map(|c| LoaderView {
@@ -255,9 +282,9 @@ fn read(
 }
 
 /// The config file named by a `--config` style argument, read as YAML
-/// (JSON is YAML too), with its path relative to the script's directory
-/// when it is not found as given.
-fn config(ev: &Eval, script: &Path) -> Result<Option<Found>> {
+/// (JSON is YAML too): relative to the directory the launch runs in, else
+/// to the script's directory.
+fn config(ev: &Eval, script: &Path, cwd: Option<&Path>) -> Result<Option<(Found, String)>> {
     let names = [
         "config",
         "cfg",
@@ -275,9 +302,8 @@ fn config(ev: &Eval, script: &Path) -> Result<Option<Found>> {
     let dir = script
         .parent()
         .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
-    let path = [PathBuf::from(rel), dir.join(rel)]
-        .into_iter()
-        .find(|p| p.is_file());
+    let here = cwd.map_or_else(|| PathBuf::from(rel), |c| c.join(rel));
+    let path = [here, dir.join(rel)].into_iter().find(|p| p.is_file());
     let Some(path) = path else {
         return Err(Error::bad(format!(
             "{}: the config file '{}' (--{dest}, {}) is not there to read",
@@ -298,5 +324,5 @@ fn config(ev: &Eval, script: &Path) -> Result<Option<Found>> {
     let label = path
         .file_name()
         .map_or(rel.clone(), |n| n.to_string_lossy().to_string());
-    Ok(Some(Found::at(Value::from_yaml(&value), label)))
+    Ok(Some((Found::at(Value::from_yaml(&value), label), text)))
 }

@@ -10,5 +10,6 @@ mod diagnose;
 mod hostile;
 mod plan;
 mod probe;
+mod script;
 mod watch;
 mod watch_faults;
