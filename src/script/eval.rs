@@ -12,7 +12,7 @@ use std::collections::HashMap;
 
 use tree_sitter::Node;
 
-use super::index::{Index, enclosing_function};
+use super::index::Index;
 use super::py::{Found, Source, Value, call_args, callee_name, children};
 
 /// Deep enough for real scripts; stops `x = x + 1` and mutual references.
@@ -362,7 +362,7 @@ impl<'t> Eval<'t> {
                 _ => None,
             };
         }
-        self.parameter(name, enclosing_function(at)?, d)
+        self.parameter(name, self.index.enclosing_function(at)?, d)
     }
 
     /// A parameter of `func`, bound at its first call site or by its default.
@@ -372,8 +372,13 @@ impl<'t> Eval<'t> {
             .iter()
             .position(|p| param_name(self.src, *p) == Some(name))?;
         let fname = super::index::def_name(self.src, func);
-        for &call in &self.index.calls {
-            if enclosing_function(call) == Some(func) {
+        // Only calls of `fname` itself, or of a `*spawn` that may start it.
+        let sites = self
+            .index
+            .calls_of(fname)
+            .chain(self.index.calls_of_suffix("spawn"));
+        for call in sites {
+            if self.index.enclosing_function(call) == Some(func) {
                 continue;
             }
             let args = call_args(self.src, call);

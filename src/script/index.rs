@@ -35,22 +35,16 @@ pub struct Index<'t> {
     pub classes: HashMap<String, Node<'t>>,
     /// Every call, in source order.
     pub calls: Vec<Node<'t>>,
+    /// Calls by the called name's last segment (`spawn` for `mp.spawn`).
+    by_callee: HashMap<String, Vec<Node<'t>>>,
     /// Every `for` statement, in source order.
     pub fors: Vec<Node<'t>>,
     /// Whether the parser had to skip text it could not read.
     pub has_errors: bool,
-}
-
-/// The innermost function definition around `node`.
-pub fn enclosing_function(node: Node) -> Option<Node> {
-    let mut cur = node.parent();
-    while let Some(n) = cur {
-        if n.kind() == "function_definition" {
-            return Some(n);
-        }
-        cur = n.parent();
-    }
-    None
+    /// Each node's parent, by node id. tree-sitter finds a parent by
+    /// descending from the root (`ts_node_parent`), which made reading a
+    /// 2,000-line script take seconds; the walk records them once.
+    parents: HashMap<usize, Node<'t>>,
 }
 
 /// The name of a function or class definition.
@@ -67,9 +61,15 @@ impl<'t> Index<'t> {
             ..Index::default()
         };
         let mut cursor = src.tree.walk();
+        let mut stack: Vec<Node<'t>> = Vec::new();
         loop {
-            index.visit(src, cursor.node());
+            let node = cursor.node();
+            if let Some(&p) = stack.last() {
+                index.parents.insert(node.id(), p);
+            }
+            index.visit(src, node);
             if cursor.goto_first_child() {
+                stack.push(node);
                 continue;
             }
             loop {
@@ -79,8 +79,44 @@ impl<'t> Index<'t> {
                 if !cursor.goto_parent() {
                     return index;
                 }
+                stack.pop();
             }
         }
+    }
+
+    /// Calls whose called text is exactly `name` (a plain function call).
+    pub fn calls_of<'a>(&'a self, name: &'a str) -> impl Iterator<Item = Node<'t>> + 'a {
+        self.by_callee
+            .get(name)
+            .into_iter()
+            .flatten()
+            .copied()
+            .filter(move |c| {
+                c.child_by_field_name("function")
+                    .is_some_and(|f| f.kind() == "identifier")
+            })
+    }
+
+    /// Calls whose called name's last segment is `last` (`mp.spawn` for `spawn`).
+    pub fn calls_of_suffix<'a>(&'a self, last: &str) -> impl Iterator<Item = Node<'t>> + 'a {
+        self.by_callee.get(last).into_iter().flatten().copied()
+    }
+
+    /// The parent of `node`.
+    pub fn parent(&self, node: Node<'t>) -> Option<Node<'t>> {
+        self.parents.get(&node.id()).copied()
+    }
+
+    /// The innermost function definition around `node`.
+    pub fn enclosing_function(&self, node: Node<'t>) -> Option<Node<'t>> {
+        let mut cur = self.parent(node);
+        while let Some(n) = cur {
+            if n.kind() == "function_definition" {
+                return Some(n);
+            }
+            cur = self.parent(n);
+        }
+        None
     }
 
     fn visit(&mut self, src: &'t Source, node: Node<'t>) {
@@ -96,7 +132,11 @@ impl<'t> Index<'t> {
                     .entry(def_name(src, node).to_string())
                     .or_insert(node);
             }
-            "call" => self.calls.push(node),
+            "call" => {
+                self.calls.push(node);
+                let name = super::py::callee_name(src, node).to_string();
+                self.by_callee.entry(name).or_default().push(node);
+            }
             "for_statement" => self.fors.push(node),
             _ => {}
         }
@@ -114,6 +154,7 @@ impl<'t> Index<'t> {
             "pattern_list" | "tuple_pattern" => super::py::children(left),
             _ => return,
         };
+        let scope = self.enclosing_function(node);
         for (position, name) in names.into_iter().enumerate() {
             if name.kind() != "identifier" {
                 continue;
@@ -123,7 +164,7 @@ impl<'t> Index<'t> {
                 .or_default()
                 .push(Assign {
                     value,
-                    scope: enclosing_function(node),
+                    scope,
                     start: node.start_byte(),
                     position,
                 });
@@ -136,7 +177,7 @@ impl<'t> Index<'t> {
     /// has been read).
     pub fn assignment_at(&self, name: &str, at: Node<'t>) -> Option<Assign<'t>> {
         let all = self.assigns.get(name)?;
-        let scope = enclosing_function(at);
+        let scope = self.enclosing_function(at);
         let before = |a: &&Assign| a.start < at.start_byte();
         if let Some(f) = scope
             && let Some(a) = all.iter().filter(|a| a.scope == Some(f)).rfind(before)

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use tree_sitter::Node;
 
 use super::eval::Eval;
-use super::index::{def_name, enclosing_function};
+use super::index::def_name;
 use super::py::{Found, call_args, callee_name};
 use crate::spec::EvalLoaders;
 
@@ -120,8 +120,9 @@ fn loader<'t>(ev: &Eval<'t>, call: Node<'t>) -> LoaderCall {
             None => {}
         }
     }
-    let variable = call
-        .parent()
+    let variable = ev
+        .index
+        .parent(call)
         .filter(|p| p.kind() == "assignment")
         .and_then(|p| p.child_by_field_name("left"))
         .map(|l| src.text_of(l).to_string());
@@ -200,7 +201,7 @@ fn split_of(input_nodes: Option<&str>, variable: Option<&str>) -> Split {
 
 /// Whether `call` is in a function named for evaluation (`test`, `evaluate`...).
 fn in_eval_function(ev: &Eval, call: Node) -> bool {
-    enclosing_function(call).is_some_and(|f| {
+    ev.index.enclosing_function(call).is_some_and(|f| {
         let name = def_name(ev.src, f).to_ascii_lowercase();
         ["test", "eval", "valid", "infer", "predict"]
             .iter()
@@ -211,11 +212,11 @@ fn in_eval_function(ev: &Eval, call: Node) -> bool {
 /// Resident when built once before training; on demand when built inside an
 /// evaluation function or a loop (once per epoch or per evaluation).
 fn placement(ev: &Eval, call: Node) -> EvalLoaders {
-    let func = enclosing_function(call);
+    let func = ev.index.enclosing_function(call);
     if in_eval_function(ev, call) {
         return EvalLoaders::OnDemand;
     }
-    let mut cur = call.parent();
+    let mut cur = ev.index.parent(call);
     while let Some(n) = cur {
         if Some(n) == func {
             break;
@@ -223,7 +224,7 @@ fn placement(ev: &Eval, call: Node) -> EvalLoaders {
         if matches!(n.kind(), "for_statement" | "while_statement") {
             return EvalLoaders::OnDemand;
         }
-        cur = n.parent();
+        cur = ev.index.parent(n);
     }
     EvalLoaders::Resident
 }

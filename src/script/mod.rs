@@ -62,7 +62,7 @@ use tree_sitter::Node;
 /// `--use_gat` not given).
 pub fn reachable(ev: &eval::Eval, node: Node) -> bool {
     let mut child = node;
-    let mut cur = node.parent();
+    let mut cur = ev.index.parent(node);
     while let Some(n) = cur {
         if matches!(n.kind(), "if_statement" | "elif_clause")
             && let Some(cond) = n.child_by_field_name("condition")
@@ -76,7 +76,7 @@ pub fn reachable(ev: &eval::Eval, node: Node) -> bool {
             }
         }
         child = n;
-        cur = n.parent();
+        cur = ev.index.parent(n);
     }
     true
 }

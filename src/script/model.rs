@@ -66,7 +66,8 @@ pub fn find(ev: &Eval) -> ModelFind {
         })
         .collect();
     let assigned_to_model = |c: &&Node| {
-        c.parent()
+        ev.index
+            .parent(**c)
             .and_then(|p| p.child_by_field_name("left"))
             .is_some_and(|l| src.text_of(l) == "model")
     };
@@ -167,7 +168,7 @@ fn read_call<'t>(ev: &Eval<'t>, call: Node<'t>, out: &mut ModelFind) {
     out.dropout = bound(&["dropout", "p_dropout", "drop"]);
     out.layers = bound(LAYERS).or_else(|| {
         // A fixed stack: as many convolutions as __init__ builds, none in a loop.
-        let in_loop = convs.iter().any(|(_, n)| in_loop(*n, def));
+        let in_loop = convs.iter().any(|(_, n)| in_loop(ev, *n, def));
         (!in_loop && !convs.is_empty())
             .then(|| Found::at(Value::Int(convs.len() as i64), src.at(def)))
     });
@@ -196,8 +197,8 @@ fn init_of<'t>(ev: &Eval<'t>, def: Node<'t>) -> Option<Node<'t>> {
     })
 }
 
-fn in_loop(node: Node, stop: Node) -> bool {
-    let mut cur = node.parent();
+fn in_loop<'t>(ev: &Eval<'t>, node: Node<'t>, stop: Node<'t>) -> bool {
+    let mut cur = ev.index.parent(node);
     while let Some(n) = cur {
         if n == stop {
             return false;
@@ -208,7 +209,7 @@ fn in_loop(node: Node, stop: Node) -> bool {
         ) {
             return true;
         }
-        cur = n.parent();
+        cur = ev.index.parent(n);
     }
     false
 }
