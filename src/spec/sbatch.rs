@@ -61,8 +61,17 @@ pub fn parse(text: &str, source: &str) -> Result<(JobSpec, Vec<String>)> {
                 }
             }
             "gres" | "gpus" | "gpus-per-node" | "gpus-per-task" => {
+                // Site and MIG names map to profiles as in script/gres.rs.
+                use crate::script::gres::{GpuName, profile_for};
                 if let Some(gpu) = gpu_type(value) {
-                    spec.budget.gpu = Some(gpu);
+                    spec.budget.gpu = Some(match profile_for(&gpu) {
+                        GpuName::Exact(p) => p,
+                        GpuName::Assumed(p, why) => {
+                            warnings.push(why);
+                            p
+                        }
+                        GpuName::Unknown => gpu,
+                    });
                 }
             }
             "cpus-per-task" | "c" => spec.cpus = value.parse().ok(),
@@ -190,13 +199,16 @@ fn substitute(text: &str, vars: &HashMap<String, String>) -> std::result::Result
 
 /// `--batch_size 512 --num_neighbors 10 5 --flag` → [(batch_size, 512), (num_neighbors, "10 5"), (flag, "")].
 fn python_args(line: &str) -> Vec<(String, String)> {
-    let words: Vec<String> = line
-        .split_whitespace()
-        .map(|w| {
-            w.trim_matches(|c| c == '"' || c == '\'' || c == '\\')
-                .to_string()
-        })
-        .collect();
+    // Words as the shell splits them (quotes kept together, then removed);
+    // an unbalanced quote falls back to whitespace with quotes trimmed.
+    let words: Vec<String> = shlex::split(line).unwrap_or_else(|| {
+        line.split_whitespace()
+            .map(|w| {
+                w.trim_matches(|c| c == '"' || c == '\'' || c == '\\')
+                    .to_string()
+            })
+            .collect()
+    });
     let mut out: Vec<(String, String)> = Vec::new();
     for word in words {
         if let Some(opt) = word.strip_prefix("--") {
@@ -298,6 +310,16 @@ mod tests {
         let (spec, _) = parse(text, "s").unwrap();
         assert_eq!(spec.budget.host, Some(Bytes(4000 << 20)));
         assert_eq!(spec.budget.gpu, None);
+    }
+
+    #[test]
+    fn quoted_words_stay_whole() {
+        let args = python_args(
+            "python t.py --dataset 'ogbn-products' --num_neighbors \"10 5\" --tag 'a b'",
+        );
+        assert_eq!(args[0], ("dataset".into(), "ogbn-products".into()));
+        assert_eq!(args[1], ("num_neighbors".into(), "10 5".into()));
+        assert_eq!(args[2], ("tag".into(), "a b".into()));
     }
 
     #[test]

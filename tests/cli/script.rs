@@ -325,3 +325,31 @@ fn an_sbatch_script_whose_python_file_is_absent_says_so() {
     let warnings = r["warnings"].to_string();
     assert!(warnings.contains("not there to read"), "{warnings}");
 }
+
+#[test]
+fn hostile_python_files_are_refused_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, bytes: &[u8]| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, bytes).unwrap();
+        p.display().to_string()
+    };
+    let binary = write("bin.py", b"\x00\xff\xfe import torch \x80\x81");
+    assert!(refused(&["plan", &binary, "--mem", "8G"]).contains("not UTF-8"));
+    // Cut in the middle of the loader call: nothing is guessed from the rest.
+    let cut = write(
+        "cut.py",
+        b"dataset = Reddit('/d')\nloader = NeighborLoader(data, num_neighbors=[10, 5], batch_size=",
+    );
+    let err = refused(&["plan", &cut, "--mem", "8G"]);
+    assert!(err.contains("loader.batch_size"), "{err}");
+    // 100,000 nested parentheses: the evaluator's depth limit, not a stack overflow.
+    let deep = format!(
+        "dataset = Reddit('/d')\nloader = NeighborLoader(data, num_neighbors=[10], input_nodes=data.train_mask, batch_size={}1{})\n",
+        "(".repeat(100_000),
+        ")".repeat(100_000)
+    );
+    let deep = write("deep.py", deep.as_bytes());
+    let err = refused(&["plan", &deep, "--mem", "8G"]);
+    assert!(err.contains("batch_size at deep.py:2"), "{err}");
+}
