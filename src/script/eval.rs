@@ -6,14 +6,15 @@
 //! `cfg.x`), `os.environ.get`, the arithmetic and list building scripts use
 //! for fanouts (`[args.fanout] * args.num_layers`, `[int(x) for x in
 //! s.split(',')]`), and a conditional whose condition is known. Anything
-//! else is unknown (None), never guessed.
+//! else is unknown (None), never guessed. Names and attributes are resolved
+//! in eval_names.rs, calls in eval_call.rs.
 
 use std::collections::HashMap;
 
 use tree_sitter::Node;
 
 use super::index::Index;
-use super::py::{Found, Source, Value, call_args, callee_name, children};
+use super::py::{Found, Source, Value, children};
 
 /// Deep enough for real scripts; stops `x = x + 1` and mutual references.
 const MAX_DEPTH: usize = 40;
@@ -34,7 +35,8 @@ pub struct Eval<'t> {
     pub env: HashMap<String, Found>,
 }
 
-type Locals = Vec<(String, Found)>;
+/// Names bound by a comprehension being evaluated.
+pub(super) type Locals = Vec<(String, Found)>;
 
 impl<'t> Eval<'t> {
     /// The value of `node`, if it can be known.
@@ -42,7 +44,7 @@ impl<'t> Eval<'t> {
         self.eval_in(node, &Vec::new(), 0)
     }
 
-    fn eval_in(&self, node: Node<'t>, locals: &Locals, depth: usize) -> Option<Found> {
+    pub(super) fn eval_in(&self, node: Node<'t>, locals: &Locals, depth: usize) -> Option<Found> {
         if depth > MAX_DEPTH {
             return None;
         }
@@ -277,268 +279,6 @@ impl<'t> Eval<'t> {
             ..iter
         })
     }
-
-    fn attribute(&self, node: Node<'t>, locals: &Locals, d: usize) -> Option<Found> {
-        let object = node.child_by_field_name("object")?;
-        let attr = self.src.text_of(node.child_by_field_name("attribute")?);
-        // `args.x` (or `opt.x`, `FLAGS.x`): an argparse destination.
-        if object.kind() == "identifier" && self.is_args(object) {
-            return self.args.get(attr).cloned();
-        }
-        // `cfg.loader.batch_size`: a config read as attributes (OmegaConf, SimpleNamespace).
-        let container = self.eval_in(object, locals, d)?;
-        let v = container.value.get(attr)?.clone();
-        Some(self.member(&container, attr, v))
-    }
-
-    /// `v`, taken from `container` by `key`: when the container came from
-    /// the config file, its origin is the key's line there (the first line
-    /// after the container's own that starts with `key:`).
-    fn member(&self, container: &Found, key: &str, v: Value) -> Found {
-        let mut from = container.from.clone();
-        let (Some(cfg), Some(text), Some(first)) = (&self.config, &self.config_text, from.first())
-        else {
-            return Found { value: v, from };
-        };
-        let Some(label) = cfg.from.first() else {
-            return Found { value: v, from };
-        };
-        let after = match first.strip_prefix(label.as_str()) {
-            Some("") => 0,
-            Some(rest) => match rest.strip_prefix(':').and_then(|n| n.parse().ok()) {
-                Some(n) => n,
-                None => return Found { value: v, from },
-            },
-            None => return Found { value: v, from },
-        };
-        let line = text.lines().enumerate().skip(after).find(|(_, l)| {
-            let t = l.trim_start().trim_start_matches(['"', '\'']);
-            t.strip_prefix(key).is_some_and(|r| {
-                r.trim_start_matches(['"', '\''])
-                    .trim_start()
-                    .starts_with(':')
-            })
-        });
-        if let Some((i, _)) = line {
-            from[0] = format!("{label}:{}", i + 1);
-        }
-        Found { value: v, from }
-    }
-
-    /// Whether identifier `object` holds the parsed arguments.
-    fn is_args(&self, object: Node<'t>) -> bool {
-        let name = self.src.text_of(object);
-        if self.args.is_empty() {
-            return false;
-        }
-        match self.index.assignment_at(name, object) {
-            Some(a) => {
-                a.value.kind() == "call"
-                    && matches!(
-                        callee_name(self.src, a.value),
-                        "parse_args" | "parse_known_args"
-                    )
-            }
-            // A parameter (`def main(args)`) named like the parsed arguments.
-            None => matches!(
-                name,
-                "args" | "opt" | "opts" | "FLAGS" | "flags" | "hparams"
-            ),
-        }
-    }
-
-    fn name(&self, name: &str, at: Node<'t>, d: usize) -> Option<Found> {
-        if let Some(a) = self.index.assignment_at(name, at) {
-            let v = self.eval_in(a.value, &Vec::new(), d)?;
-            if a.position == 0 && !matches!(a.value.kind(), "tuple" | "expression_list") {
-                return Some(v);
-            }
-            // `args, _ = parser.parse_known_args()` names the first of a pair.
-            return match v.value {
-                Value::List(items) => Some(Found {
-                    value: items.get(a.position)?.clone(),
-                    ..v
-                }),
-                _ => None,
-            };
-        }
-        self.parameter(name, self.index.enclosing_function(at)?, d)
-    }
-
-    /// A parameter of `func`, bound at its first call site or by its default.
-    fn parameter(&self, name: &str, func: Node<'t>, d: usize) -> Option<Found> {
-        let params = children(func.child_by_field_name("parameters")?);
-        let pos = params
-            .iter()
-            .position(|p| param_name(self.src, *p) == Some(name))?;
-        let fname = super::index::def_name(self.src, func);
-        // Only calls of `fname` itself, or of a `*spawn` that may start it.
-        let sites = self
-            .index
-            .calls_of(fname)
-            .chain(self.index.calls_of_suffix("spawn"));
-        for call in sites {
-            if self.index.enclosing_function(call) == Some(func) {
-                continue;
-            }
-            let args = call_args(self.src, call);
-            let callee = call
-                .child_by_field_name("function")
-                .map(|f| self.src.text_of(f));
-            if callee == Some(fname) {
-                if let Some((_, v)) = args.keywords.iter().find(|(k, _)| k == name) {
-                    return self.eval_in(*v, &Vec::new(), d);
-                }
-                if let Some(v) = args.positional.get(pos) {
-                    return self.eval_in(*v, &Vec::new(), d);
-                }
-            }
-            // mp.spawn(fn, args=(a, b), nprocs=n): fn(rank, a, b).
-            let spawned = callee.is_some_and(|c| c.ends_with("spawn"))
-                && args.positional.first().map(|f| self.src.text_of(*f)) == Some(fname);
-            if spawned
-                && pos > 0
-                && let Some((_, tuple)) = args.keywords.iter().find(|(k, _)| k == "args")
-                && let Some(v) = children(*tuple).get(pos - 1)
-            {
-                return self.eval_in(*v, &Vec::new(), d);
-            }
-        }
-        let default = params[pos].child_by_field_name("value")?;
-        self.eval_in(default, &Vec::new(), d)
-    }
-
-    fn call(&self, node: Node<'t>, locals: &Locals, d: usize) -> Option<Found> {
-        let function = node.child_by_field_name("function")?;
-        let ftext = self.src.text_of(function);
-        let args = call_args(self.src, node);
-        let arg = |i: usize| -> Option<Found> { self.eval_in(*args.positional.get(i)?, locals, d) };
-        let name = callee_name(self.src, node);
-        match ftext {
-            "int" => {
-                let v = arg(0)?;
-                let i = match &v.value {
-                    Value::Float(f) => f.trunc() as i64,
-                    other => other.as_int()?,
-                };
-                return Some(Found {
-                    value: Value::Int(i),
-                    ..v
-                });
-            }
-            "float" => {
-                let v = arg(0)?;
-                return Some(Found {
-                    value: Value::Float(v.value.as_float()?),
-                    ..v
-                });
-            }
-            "str" => {
-                let v = arg(0)?;
-                let s = match &v.value {
-                    Value::Str(s) => s.clone(),
-                    Value::Int(i) => i.to_string(),
-                    _ => return None,
-                };
-                return Some(Found {
-                    value: Value::Str(s),
-                    ..v
-                });
-            }
-            "list" | "tuple" => return arg(0).filter(|v| matches!(v.value, Value::List(_))),
-            "dict" => {
-                let mut entries = Vec::new();
-                let mut parts = Vec::new();
-                for (k, v) in &args.keywords {
-                    let f = self.eval_in(*v, locals, d)?;
-                    entries.push((k.clone(), f.value.clone()));
-                    parts.push(f);
-                }
-                let refs: Vec<&Found> = parts.iter().collect();
-                let mut found = Found::joined(Value::Dict(entries), &refs);
-                found.from.insert(0, self.src.at(node));
-                return Some(found);
-            }
-            "min" | "max" => {
-                let a = arg(0)?;
-                let b = arg(1)?;
-                let (x, y) = (a.value.as_int()?, b.value.as_int()?);
-                let v = if ftext == "min" { x.min(y) } else { x.max(y) };
-                return Some(Found::joined(Value::Int(v), &[&a, &b]));
-            }
-            "len" => {
-                // len(os.sched_getaffinity(0)): Slurm binds the task to its CPUs.
-                let inner = *args.positional.first()?;
-                if self.src.text_of(inner).starts_with("os.sched_getaffinity") {
-                    return self.env.get("SLURM_CPUS_PER_TASK").cloned();
-                }
-                let v = arg(0)?;
-                let n = match &v.value {
-                    Value::List(l) => l.len(),
-                    Value::Str(s) => s.chars().count(),
-                    _ => return None,
-                };
-                return Some(Found {
-                    value: Value::Int(n as i64),
-                    ..v
-                });
-            }
-            "os.environ.get" | "os.getenv" | "environ.get" | "getenv" => {
-                let key = arg(0)?;
-                let Value::Str(k) = &key.value else {
-                    return None;
-                };
-                return self.env.get(k).cloned().or_else(|| arg(1));
-            }
-            "torch.cuda.device_count" => return self.env.get("SLURM_GPUS_ON_NODE").cloned(),
-            _ => {}
-        }
-        // A config file loaded by yaml/json/OmegaConf.
-        let loader_module = ["yaml.", "json.", "OmegaConf.", "omegaconf.", "toml."]
-            .iter()
-            .any(|m| ftext.starts_with(m));
-        if loader_module && matches!(name, "safe_load" | "load" | "full_load" | "create") {
-            return self.config.clone();
-        }
-        let object = function.child_by_field_name("object");
-        match name {
-            "split" => {
-                let s = self.eval_in(object?, locals, d)?;
-                let Value::Str(text) = &s.value else {
-                    return None;
-                };
-                let parts: Vec<Value> = match arg(0) {
-                    Some(Found {
-                        value: Value::Str(sep),
-                        ..
-                    }) if !sep.is_empty() => text
-                        .split(sep.as_str())
-                        .map(|p| Value::Str(p.to_string()))
-                        .collect(),
-                    _ => text
-                        .split_whitespace()
-                        .map(|p| Value::Str(p.to_string()))
-                        .collect(),
-                };
-                Some(Found {
-                    value: Value::List(parts),
-                    ..s
-                })
-            }
-            "get" => {
-                let container = self.eval_in(object?, locals, d)?;
-                let key = arg(0)?;
-                let Value::Str(k) = &key.value else {
-                    return None;
-                };
-                match container.value.get(k) {
-                    Some(v) => Some(self.member(&container, k, v.clone())),
-                    None => arg(1),
-                }
-            }
-            _ => None,
-        }
-    }
 }
 
 /// The name of one entry of a `parameters` list.
@@ -584,9 +324,4 @@ pub fn string_value(src: &Source, node: Node) -> Option<String> {
         }
     }
     Some(out)
-}
-
-/// Map helper for callers that build environments.
-pub fn env_of(pairs: &[(String, Found)]) -> HashMap<String, Found> {
-    pairs.iter().cloned().collect()
 }

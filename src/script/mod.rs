@@ -9,11 +9,15 @@
 
 pub mod argparse;
 pub mod eval;
+mod eval_call;
+mod eval_names;
+mod fill;
 pub mod graph;
 pub mod gres;
 pub mod index;
 pub mod infer;
 pub mod launch;
+mod launchers;
 pub mod loaders;
 pub mod model;
 pub mod py;

@@ -238,9 +238,9 @@ fn read(
         missing: vec![],
         warnings,
     };
-    super::infer::graph(&mut l, &graph);
+    super::fill::graph(&mut l, &graph);
     super::infer::loaders(&mut l, &loaders);
-    super::infer::model(&mut l, &model);
+    super::fill::model(&mut l, &model);
     l.spec.name = Some(src.label.clone());
     for (opt, v) in budget {
         if opt == "--mem" {
