@@ -3,10 +3,11 @@
 //! The parser is tree-sitter with its Python grammar (crates `tree-sitter`
 //! and `tree-sitter-python`, maintained by the tree-sitter organisation and
 //! used by editors and GitHub's code navigation). It was chosen over
-//! `rustpython-parser` (its repository, RustPython/Parser, is archived; the
-//! parser moved into RustPython's main tree and was no longer published on
-//! its own) and over Ruff's parser (not published on crates.io). tree-sitter
-//! compiles one C file (about 30 s once on 2 cores, then cached) and never
+//! `rustpython-parser` (no longer maintained: RustPython itself replaced it
+//! with Ruff's parser, RustPython/RustPython#5299 and #5618, and its
+//! repository's README says so) and over `ruff_python_parser` (published as
+//! 0.0.x, "an internal component crate of Ruff": no stable API). tree-sitter
+//! compiles one large generated C file once (then cached) and never
 //! fails: a script with a syntax error still yields a tree with ERROR nodes,
 //! so the reader can say what it read and what it could not.
 
