@@ -64,7 +64,10 @@ impl<'t> Index<'t> {
         let mut stack: Vec<Node<'t>> = Vec::new();
         loop {
             let node = cursor.node();
-            if let Some(&p) = stack.last() {
+            // Tokens (anonymous nodes) are never looked up: only named nodes are recorded.
+            if node.is_named()
+                && let Some(&p) = stack.last()
+            {
                 index.parents.insert(node.id(), p);
             }
             index.visit(src, node);

@@ -1,11 +1,13 @@
 //! The zero-spec reader: from an sbatch script (or a training script and
 //! its command line) to the job spec that will really run. The sbatch side
-//! ([`launch`]) follows the launch line to the Python entry point; the Python
-//! side parses the script ([`py`], tree-sitter), indexes it ([`index`]),
-//! computes values ([`eval`]) from argparse ([`argparse`]), the launch line
-//! and a config file, finds the loaders, model and graph handling
-//! ([`loaders`], [`model`], [`graph`]) and records every field as read (with
-//! its `file:line`) or assumed ([`infer`]). GPU names come from [`gres`].
+//! ([`launch`], with `launchers.rs`) follows the launch line to the Python
+//! entry point; the Python side parses the script ([`py`], tree-sitter),
+//! indexes it ([`index`]), computes values ([`eval`], with `eval_names.rs`
+//! and `eval_call.rs`) from argparse ([`argparse`]), the launch line and a
+//! config file, finds the loaders, model and graph handling ([`loaders`],
+//! [`model`], [`graph`]) and records every field as read (with its
+//! `file:line`) or assumed ([`infer`], `fill.rs`). GPU names come from
+//! [`gres`].
 
 pub mod argparse;
 pub mod eval;
