@@ -19,6 +19,7 @@ pub mod output;
 pub mod plan;
 pub mod probe;
 pub mod profiles;
+pub mod script;
 pub mod spec;
 pub mod units;
 pub mod watch;

@@ -99,6 +99,13 @@ pub struct JobArgs {
     /// Calibration file from `headroom calibrate` (default: the one in the config directory, if any).
     #[arg(long)]
     pub calibration: Option<PathBuf>,
+    /// Plan with the defaults for what a script does not say (batch size,
+    /// fanout, workers), listing them as assumed, instead of refusing.
+    #[arg(long)]
+    pub assume_defaults: bool,
+    /// Arguments the training script gets: `plan train.py -- --batch_size 2048`.
+    #[arg(last = true, value_name = "SCRIPT_ARGS")]
+    pub script_args: Vec<String>,
 }
 
 /// Arguments of `headroom plan`.
@@ -208,10 +215,51 @@ impl JobArgs {
     /// Loads, overrides and resolves the job; returns it with its source and
     /// warnings. A job without budget is resolved: `plan` predicts it.
     pub fn resolve(&self) -> Result<(Job, String, Vec<String>)> {
-        let mut loaded = load(&self.job)?;
+        self.resolve_script()
+            .map(|(job, source, warnings, _)| (job, source, warnings))
+    }
+
+    /// As [`JobArgs::resolve`], with what was read from a script, if the job is one.
+    pub fn resolve_script(&self) -> Result<(Job, String, Vec<String>, Option<Read>)> {
+        let (mut loaded, mut reading) = match crate::script::load(&self.job, &self.script_args)? {
+            crate::script::Input::Read(r) => {
+                let given = |field: &str| match field {
+                    "dataset" => self.dataset.is_some(),
+                    "loader.batch_size" => self.batch_size.is_some(),
+                    "loader.fanout" => self.fanout.is_some(),
+                    "loader.num_workers" => self.workers.is_some(),
+                    _ => false,
+                };
+                let mut r = *r;
+                crate::script::settle(
+                    &mut r,
+                    &self.job,
+                    given,
+                    self.assume_defaults,
+                    self.gpu.is_some(),
+                )?;
+                let loaded = crate::spec::Loaded {
+                    spec: r.job.clone(),
+                    source: self.job.clone(),
+                    warnings: r.warnings.clone(),
+                };
+                (loaded, Some(r))
+            }
+            crate::script::Input::NotFollowed(why) => {
+                let mut loaded = load(&self.job)?;
+                loaded.warnings.push(format!(
+                    "{why}: only the sbatch script's own words were read; the model and the loaders' placement are defaults"
+                ));
+                (loaded, None)
+            }
+            crate::script::Input::NotScript => (load(&self.job)?, None),
+        };
         self.apply(&mut loaded.spec, &mut loaded.warnings)?;
+        if let Some(r) = reading.as_mut() {
+            r.job = loaded.spec.clone();
+        }
         let job = Job::from_spec(&loaded.spec)?;
-        Ok((job, loaded.source, loaded.warnings))
+        Ok((job, loaded.source, loaded.warnings, reading))
     }
 
     /// The coefficients to plan with: --calibration, else the default file, else defaults.
@@ -235,12 +283,40 @@ fn plan_job(
     Ok(r)
 }
 
+/// What was read from a script.
+pub type Read = crate::script::ScriptReading;
+
+/// Plans the job and prints the report (with what was read, for a script;
+/// `check`'s short text otherwise); a check without host budget is an error
+/// (a guardrail that checks nothing must not pass).
+fn report(args: &JobArgs, format: Format, check: bool) -> Result<super::PlanReport> {
+    let (job, source, warnings, reading) = args.resolve_script()?;
+    if check && job.host_budget.is_none() {
+        return Err(Error::bad(format!(
+            "{source}: no host budget to check against: give --mem (e.g. --mem 256G) or budget.host in the job spec"
+        )));
+    }
+    let r = plan_job(args, &job, &source, warnings)?;
+    let out = &mut std::io::stdout().lock();
+    match reading {
+        Some(read) => {
+            let spec = read.job.clone();
+            emit(
+                &crate::script::ScriptReport::new(read, spec, r.clone()),
+                format,
+                out,
+            )?;
+        }
+        None if check => emit(&super::check_text::CheckReport(&r), format, out)?,
+        None => emit(&r, format, out)?,
+    }
+    Ok(r)
+}
+
 /// Runs `headroom plan`: exit 0 whenever a plan was made, with or without a
 /// budget (without one it predicts and says that nothing was checked).
 pub fn run_plan(args: &PlanArgs) -> Result<ExitCode> {
-    let (job, source, warnings) = args.job.resolve()?;
-    let r = plan_job(&args.job, &job, &source, warnings)?;
-    emit(&r, args.format, &mut std::io::stdout().lock())?;
+    report(&args.job, args.format, false)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -248,18 +324,7 @@ pub fn run_plan(args: &PlanArgs) -> Result<ExitCode> {
 /// not; a job with no host budget is an error (a guardrail that checks
 /// nothing must not pass). The text is short; JSON is the whole plan.
 pub fn run_check(args: &CheckArgs) -> Result<ExitCode> {
-    let (job, source, warnings) = args.job.resolve()?;
-    if job.host_budget.is_none() {
-        return Err(Error::bad(format!(
-            "{source}: no host budget to check against: give --mem (e.g. --mem 256G) or budget.host in the job spec"
-        )));
-    }
-    let r = plan_job(&args.job, &job, &source, warnings)?;
-    emit(
-        &super::check_text::CheckReport(&r),
-        args.format,
-        &mut std::io::stdout().lock(),
-    )?;
+    let r = report(&args.job, args.format, true)?;
     Ok(if r.fits == Some(true) {
         ExitCode::SUCCESS
     } else {

@@ -56,7 +56,16 @@ pub fn parse(text: &str, source: &str) -> Result<(JobSpec, Vec<String>)> {
         if let "gres" | "gpus" | "gpus-per-node" | "gpus-per-task" = key.as_str()
             && let Some(gpu) = gpu_type(value)
         {
-            spec.budget.gpu = Some(gpu);
+            // Site and MIG names map to profiles as in script/gres.rs.
+            use crate::script::gres::{GpuName, profile_for};
+            spec.budget.gpu = Some(match profile_for(&gpu) {
+                GpuName::Exact(p) => p,
+                GpuName::Assumed(p, why) => {
+                    warnings.push(why);
+                    p
+                }
+                GpuName::Unknown => gpu,
+            });
         }
     }
     let num = |names: &[&str]| find_arg(&args, names);
@@ -176,13 +185,16 @@ fn substitute(text: &str, vars: &HashMap<String, String>) -> std::result::Result
 
 /// `--batch_size 512 --num_neighbors 10 5 --flag` → [(batch_size, 512), (num_neighbors, "10 5"), (flag, "")].
 fn python_args(line: &str) -> Vec<(String, String)> {
-    let words: Vec<String> = line
-        .split_whitespace()
-        .map(|w| {
-            w.trim_matches(|c| c == '"' || c == '\'' || c == '\\')
-                .to_string()
-        })
-        .collect();
+    // Words as the shell splits them (quotes kept together, then removed);
+    // an unbalanced quote falls back to whitespace with quotes trimmed.
+    let words: Vec<String> = shlex::split(line).unwrap_or_else(|| {
+        line.split_whitespace()
+            .map(|w| {
+                w.trim_matches(|c| c == '"' || c == '\'' || c == '\\')
+                    .to_string()
+            })
+            .collect()
+    });
     let mut out: Vec<(String, String)> = Vec::new();
     for word in words {
         if let Some(opt) = word.strip_prefix("--") {
@@ -305,6 +317,16 @@ mod tests {
         let text = "python t.py --dataset reddit --num_neighbors 15,,10\n";
         let err = parse(text, "s").unwrap_err().to_string();
         assert!(err.contains("hop 2 is empty"), "{err}");
+    }
+
+    #[test]
+    fn quoted_words_stay_whole() {
+        let args = python_args(
+            "python t.py --dataset 'ogbn-products' --num_neighbors \"10 5\" --tag 'a b'",
+        );
+        assert_eq!(args[0], ("dataset".into(), "ogbn-products".into()));
+        assert_eq!(args[1], ("num_neighbors".into(), "10 5".into()));
+        assert_eq!(args[2], ("tag".into(), "a b".into()));
     }
 
     #[test]

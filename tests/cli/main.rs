@@ -13,6 +13,7 @@ mod plan;
 mod plan_truth;
 mod probe;
 mod readme;
+mod script;
 mod shell;
 mod slurm_request;
 mod watch;

@@ -1,0 +1,327 @@
+//! Computing the value of a Python expression without running Python: the
+//! literals, names bound by assignments (in the function, then the module),
+//! function parameters bound at the function's call sites (or
+//! `mp.spawn(fn, args=(...))`) or by their defaults, `args.x` from argparse
+//! and the launch line, a loaded config file (`cfg['x']`, `cfg.get('x', d)`,
+//! `cfg.x`), `os.environ.get`, the arithmetic and list building scripts use
+//! for fanouts (`[args.fanout] * args.num_layers`, `[int(x) for x in
+//! s.split(',')]`), and a conditional whose condition is known. Anything
+//! else is unknown (None), never guessed. Names and attributes are resolved
+//! in eval_names.rs, calls in eval_call.rs.
+
+use std::collections::HashMap;
+
+use tree_sitter::Node;
+
+use super::index::Index;
+use super::py::{Found, Source, Value, children};
+
+/// Deep enough for real scripts; stops `x = x + 1` and mutual references.
+const MAX_DEPTH: usize = 40;
+
+/// What an expression can refer to beyond the script itself.
+pub struct Eval<'t> {
+    /// The script.
+    pub src: &'t Source,
+    /// Its index.
+    pub index: &'t Index<'t>,
+    /// argparse destinations with the values the script runs with.
+    pub args: HashMap<String, Found>,
+    /// The config file the script loads, when there is one.
+    pub config: Option<Found>,
+    /// Its text, to trace a key to its line.
+    pub config_text: Option<String>,
+    /// Environment variables the launch sets (`SLURM_CPUS_PER_TASK`...).
+    pub env: HashMap<String, Found>,
+}
+
+/// Names bound by a comprehension being evaluated.
+pub(super) type Locals = Vec<(String, Found)>;
+
+impl<'t> Eval<'t> {
+    /// The value of `node`, if it can be known.
+    pub fn eval(&self, node: Node<'t>) -> Option<Found> {
+        self.eval_in(node, &Vec::new(), 0)
+    }
+
+    pub(super) fn eval_in(&self, node: Node<'t>, locals: &Locals, depth: usize) -> Option<Found> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let d = depth + 1;
+        let at = || self.src.at(node);
+        let text = self.src.text_of(node);
+        match node.kind() {
+            "integer" => Some(Found::at(Value::Int(parse_int(text)?), at())),
+            "float" => Some(Found::at(
+                Value::Float(text.replace('_', "").parse().ok()?),
+                at(),
+            )),
+            "true" => Some(Found::at(Value::Bool(true), at())),
+            "false" => Some(Found::at(Value::Bool(false), at())),
+            "none" => Some(Found::at(Value::None, at())),
+            "string" => Some(Found::at(Value::Str(string_value(self.src, node)?), at())),
+            "concatenated_string" => {
+                let parts: Option<Vec<String>> = children(node)
+                    .into_iter()
+                    .map(|s| string_value(self.src, s))
+                    .collect();
+                Some(Found::at(Value::Str(parts?.concat()), at()))
+            }
+            "parenthesized_expression" => self.eval_in(node.named_child(0)?, locals, d),
+            "list" | "tuple" => {
+                let items: Option<Vec<Found>> = children(node)
+                    .into_iter()
+                    .filter(|c| c.kind() != "comment")
+                    .map(|c| self.eval_in(c, locals, d))
+                    .collect();
+                let items = items?;
+                let refs: Vec<&Found> = items.iter().collect();
+                let values = items.iter().map(|f| f.value.clone()).collect();
+                let mut found = Found::joined(Value::List(values), &refs);
+                if found.from.is_empty() {
+                    found.from.push(at());
+                }
+                Some(found)
+            }
+            "dictionary" => {
+                let mut entries = Vec::new();
+                let mut parts = Vec::new();
+                for pair in children(node).into_iter().filter(|c| c.kind() == "pair") {
+                    let key = self.eval_in(pair.child_by_field_name("key")?, locals, d)?;
+                    let value = self.eval_in(pair.child_by_field_name("value")?, locals, d)?;
+                    let Value::Str(k) = key.value else {
+                        return None;
+                    };
+                    entries.push((k, value.value.clone()));
+                    parts.push(value);
+                }
+                let refs: Vec<&Found> = parts.iter().collect();
+                let mut found = Found::joined(Value::Dict(entries), &refs);
+                found.from.insert(0, at());
+                Some(found)
+            }
+            "unary_operator" => {
+                let v = self.eval_in(node.child_by_field_name("argument")?, locals, d)?;
+                let op = node
+                    .child_by_field_name("operator")
+                    .map(|o| self.src.text_of(o));
+                let value = match (op, &v.value) {
+                    (Some("-"), Value::Int(i)) => Value::Int(i.checked_neg()?),
+                    (Some("-"), Value::Float(f)) => Value::Float(-f),
+                    (Some("+"), x) => x.clone(),
+                    _ => return None,
+                };
+                Some(Found { value, ..v })
+            }
+            "not_operator" => {
+                let v = self.eval_in(node.child_by_field_name("argument")?, locals, d)?;
+                Some(Found {
+                    value: Value::Bool(!v.value.truthy()),
+                    ..v
+                })
+            }
+            "binary_operator" => self.binary(node, locals, d),
+            "comparison_operator" => self.compare(node, locals, d),
+            "boolean_operator" => {
+                let left = self.eval_in(node.child_by_field_name("left")?, locals, d)?;
+                let op = node
+                    .child_by_field_name("operator")
+                    .map(|o| self.src.text_of(o));
+                let take_left = match op {
+                    Some("or") => left.value.truthy(),
+                    Some("and") => !left.value.truthy(),
+                    _ => return None,
+                };
+                if take_left {
+                    Some(left)
+                } else {
+                    self.eval_in(node.child_by_field_name("right")?, locals, d)
+                }
+            }
+            "conditional_expression" => {
+                let parts = children(node);
+                let cond = self.eval_in(*parts.get(1)?, locals, d)?;
+                let chosen = if cond.value.truthy() {
+                    parts[0]
+                } else {
+                    *parts.get(2)?
+                };
+                let v = self.eval_in(chosen, locals, d)?;
+                Some(Found::joined(v.value.clone(), &[&v, &cond]))
+            }
+            "identifier" => {
+                if let Some((_, f)) = locals.iter().rev().find(|(n, _)| n == text) {
+                    return Some(f.clone());
+                }
+                self.name(text, node, d)
+            }
+            "attribute" => self.attribute(node, locals, d),
+            "subscript" => {
+                let value = node.child_by_field_name("value")?;
+                let key = self.eval_in(node.child_by_field_name("subscript")?, locals, d)?;
+                if matches!(self.src.text_of(value), "os.environ" | "environ") {
+                    let Value::Str(k) = &key.value else {
+                        return None;
+                    };
+                    return self.env.get(k).cloned();
+                }
+                let container = self.eval_in(value, locals, d)?;
+                let item = match (&container.value, &key.value) {
+                    (Value::Dict(_), Value::Str(k)) => {
+                        let v = container.value.get(k)?.clone();
+                        let member = self.member(&container, k, v);
+                        return Some(Found::joined(member.value.clone(), &[&member, &key]));
+                    }
+                    (Value::List(v), Value::Int(i)) => {
+                        let i = if *i < 0 { v.len() as i64 + i } else { *i };
+                        v.get(usize::try_from(i).ok()?)?.clone()
+                    }
+                    _ => return None,
+                };
+                Some(Found::joined(item, &[&container, &key]))
+            }
+            "call" => self.call(node, locals, d),
+            "list_comprehension" => self.comprehension(node, locals, d),
+            _ => None,
+        }
+    }
+
+    fn binary(&self, node: Node<'t>, locals: &Locals, d: usize) -> Option<Found> {
+        let l = self.eval_in(node.child_by_field_name("left")?, locals, d)?;
+        let r = self.eval_in(node.child_by_field_name("right")?, locals, d)?;
+        let op = self.src.text_of(node.child_by_field_name("operator")?);
+        use Value::*;
+        let value = match (op, &l.value, &r.value) {
+            ("+", Int(a), Int(b)) => Int(a.checked_add(*b)?),
+            ("-", Int(a), Int(b)) => Int(a.checked_sub(*b)?),
+            ("*", Int(a), Int(b)) => Int(a.checked_mul(*b)?),
+            ("//", Int(a), Int(b)) if *b != 0 => Int(a.div_euclid(*b)),
+            ("/", a, b) => Float(a.as_float()? / b.as_float().filter(|x| *x != 0.0)?),
+            ("+", Str(a), Str(b)) => Str(format!("{a}{b}")),
+            ("+", List(a), List(b)) => List(a.iter().chain(b).cloned().collect()),
+            ("*", List(a), Int(n)) | ("*", Int(n), List(a)) if (0..=64).contains(n) => List(
+                a.iter()
+                    .cycle()
+                    .take(a.len() * *n as usize)
+                    .cloned()
+                    .collect(),
+            ),
+            ("+" | "-" | "*", a, b) => {
+                let (a, b) = (a.as_float()?, b.as_float()?);
+                Float(match op {
+                    "+" => a + b,
+                    "-" => a - b,
+                    _ => a * b,
+                })
+            }
+            _ => return Option::None,
+        };
+        Some(Found::joined(value, &[&l, &r]))
+    }
+
+    /// `a > 0`, `x == 'cpu'`, `y is None`: two operands only.
+    fn compare(&self, node: Node<'t>, locals: &Locals, d: usize) -> Option<Found> {
+        let [a, b] = children(node)[..] else {
+            return Option::None;
+        };
+        let op = self.src.text.get(a.end_byte()..b.start_byte())?.trim();
+        let l = self.eval_in(a, locals, d)?;
+        let r = self.eval_in(b, locals, d)?;
+        let ord = match (l.value.as_float(), r.value.as_float()) {
+            (Some(x), Some(y)) if !matches!(l.value, Value::Str(_)) => x.partial_cmp(&y),
+            _ => Option::None,
+        };
+        let truth = match op {
+            "==" | "is" => l.value == r.value,
+            "!=" | "is not" => l.value != r.value,
+            "<" => ord? == std::cmp::Ordering::Less,
+            ">" => ord? == std::cmp::Ordering::Greater,
+            "<=" => ord? != std::cmp::Ordering::Greater,
+            ">=" => ord? != std::cmp::Ordering::Less,
+            _ => return Option::None,
+        };
+        Some(Found::joined(Value::Bool(truth), &[&l, &r]))
+    }
+
+    fn comprehension(&self, node: Node<'t>, locals: &Locals, d: usize) -> Option<Found> {
+        let body = node.child_by_field_name("body")?;
+        let clauses: Vec<Node> = children(node).into_iter().skip(1).collect();
+        let [clause] = clauses.as_slice() else {
+            return None;
+        };
+        if clause.kind() != "for_in_clause" {
+            return None;
+        }
+        let var = clause.child_by_field_name("left")?;
+        if var.kind() != "identifier" {
+            return None;
+        }
+        let iter = self.eval_in(clause.child_by_field_name("right")?, locals, d)?;
+        let Value::List(items) = &iter.value else {
+            return None;
+        };
+        let mut out = Vec::new();
+        let mut inner = locals.clone();
+        for item in items {
+            inner.push((
+                self.src.text_of(var).to_string(),
+                Found {
+                    value: item.clone(),
+                    ..iter.clone()
+                },
+            ));
+            out.push(self.eval_in(body, &inner, d)?.value);
+            inner.pop();
+        }
+        Some(Found {
+            value: Value::List(out),
+            ..iter
+        })
+    }
+}
+
+/// The name of one entry of a `parameters` list.
+pub fn param_name<'a>(src: &'a Source, p: Node) -> Option<&'a str> {
+    match p.kind() {
+        "identifier" => Some(src.text_of(p)),
+        "default_parameter" | "typed_default_parameter" => {
+            Some(src.text_of(p.child_by_field_name("name")?))
+        }
+        "typed_parameter" => children(p)
+            .into_iter()
+            .find(|c| c.kind() == "identifier")
+            .map(|c| src.text_of(c)),
+        _ => None,
+    }
+}
+
+/// `1_000`, `0x10` → the int.
+fn parse_int(text: &str) -> Option<i64> {
+    let t = text.replace('_', "").to_ascii_lowercase();
+    if let Some(h) = t.strip_prefix("0x") {
+        return i64::from_str_radix(h, 16).ok();
+    }
+    t.parse().ok()
+}
+
+/// The value of a plain string literal (no f-string interpolation, simple escapes).
+pub fn string_value(src: &Source, node: Node) -> Option<String> {
+    if node.kind() != "string" {
+        return None;
+    }
+    let mut out = String::new();
+    for c in children(node) {
+        match c.kind() {
+            "string_content" => out.push_str(src.text_of(c)),
+            "escape_sequence" => out.push_str(match src.text_of(c) {
+                "\\n" => "\n",
+                "\\t" => "\t",
+                other => other.get(1..).unwrap_or(""),
+            }),
+            "interpolation" => return None,
+            _ => {}
+        }
+    }
+    Some(out)
+}

@@ -1,0 +1,236 @@
+//! Turning what was read into a job spec: every field set from the script
+//! is recorded with its value and the lines that decided it ("inferred");
+//! every field left at its default is recorded with the default and why
+//! ("assumed"). Fields that change the plan most (dataset, batch size,
+//! fanout, workers) and were not found are listed as missing, so `check`
+//! can refuse to plan them silently.
+
+use serde::Serialize;
+
+use super::loaders::{LoaderCall, Split};
+use super::py::{Found, Value};
+use crate::spec::{EvalLoaders, JobSpec};
+
+/// A field read from the scripts.
+#[derive(Debug, Clone, Serialize)]
+pub struct Inferred {
+    /// The job-spec field (`loader.batch_size`).
+    pub field: String,
+    /// Its value.
+    pub value: serde_json::Value,
+    /// `file:line` places that decided it.
+    pub from: String,
+}
+
+/// A field the scripts do not say, with the value planned.
+#[derive(Debug, Clone, Serialize)]
+pub struct Assumed {
+    /// The job-spec field.
+    pub field: String,
+    /// The value used.
+    pub value: serde_json::Value,
+    /// Why.
+    pub why: String,
+}
+
+/// The spec being built and its ledger.
+pub struct Ledger {
+    /// The spec.
+    pub spec: JobSpec,
+    /// Fields read.
+    pub inferred: Vec<Inferred>,
+    /// Fields defaulted.
+    pub assumed: Vec<Assumed>,
+    /// Fields that matter and were not found: (field, what the script has there).
+    pub missing: Vec<(String, String)>,
+    /// Things the user should know.
+    pub warnings: Vec<String>,
+}
+
+impl Ledger {
+    /// Records `field` as read from `from`.
+    pub fn read(&mut self, field: &str, value: serde_json::Value, from: String) {
+        self.inferred.push(Inferred {
+            field: field.into(),
+            value,
+            from,
+        });
+    }
+
+    /// Records `field` as defaulted.
+    pub fn assume(&mut self, field: &str, value: serde_json::Value, why: impl Into<String>) {
+        self.assumed.push(Assumed {
+            field: field.into(),
+            value,
+            why: why.into(),
+        });
+    }
+}
+
+/// Fills the loader fields from the loaders found.
+pub fn loaders(l: &mut Ledger, loaders: &[LoaderCall]) {
+    let Some(train) = loaders.iter().find(|c| c.split == Split::Train) else {
+        for f in ["loader.batch_size", "loader.fanout", "loader.num_workers"] {
+            l.missing
+                .push((f.into(), "no NeighborLoader over the training nodes".into()));
+        }
+        return;
+    };
+    let unknown_splat = train.unknown.iter().any(|u| u.starts_with("**"));
+    // An argument absent from a call with no unknown **kwargs has its library default.
+    let arg =
+        |l: &mut Ledger, key: &str, field: &str, default: Value, matters: bool| -> Option<Found> {
+            if let Some(f) = train.args.get(key) {
+                return Some(f.clone());
+            }
+            if train.unknown.iter().any(|u| u == key) || unknown_splat {
+                let what = if unknown_splat {
+                    "may come through **kwargs the reader cannot compute"
+                } else {
+                    "is an expression the reader cannot compute"
+                };
+                let why = format!("{key} at {} {what}", train.at);
+                if matters {
+                    l.missing.push((field.into(), why));
+                } else {
+                    l.assume(field, default.to_json(), why);
+                }
+                return None;
+            }
+            Some(Found::at(
+                default,
+                format!("{} (not given: the library default)", train.at),
+            ))
+        };
+    if let Some(f) = arg(l, "batch_size", "loader.batch_size", Value::Int(1), true) {
+        match f.value.as_int().filter(|b| *b > 0) {
+            Some(b) => {
+                l.spec.loader.batch_size = b as u64;
+                l.read("loader.batch_size", b.into(), f.origin());
+            }
+            None => l.missing.push((
+                "loader.batch_size".into(),
+                format!("{:?} at {}", f.value, f.origin()),
+            )),
+        }
+    }
+    match train
+        .args
+        .get("num_neighbors")
+        .map(|f| (f.value.as_int_list(), f))
+    {
+        Some((Some(fan), f)) => {
+            l.read("loader.fanout", serde_json::json!(fan), f.origin());
+            l.spec.loader.fanout = fan;
+        }
+        Some((None, f)) => l.missing.push((
+            "loader.fanout".into(),
+            format!("{:?} at {}", f.value, f.origin()),
+        )),
+        None => l.missing.push((
+            "loader.fanout".into(),
+            format!("num_neighbors at {} cannot be computed", train.at),
+        )),
+    }
+    if let Some(f) = arg(l, "num_workers", "loader.num_workers", Value::Int(0), true) {
+        match f.value.as_int().and_then(|w| u32::try_from(w).ok()) {
+            Some(w) => {
+                l.spec.loader.num_workers = w;
+                l.read("loader.num_workers", w.into(), f.origin());
+            }
+            None => l.missing.push((
+                "loader.num_workers".into(),
+                format!("{:?} at {}", f.value, f.origin()),
+            )),
+        }
+    }
+    let flag = |l: &mut Ledger, key: &str, field: &str| -> bool {
+        arg(l, key, field, Value::Bool(false), false).is_some_and(|f| {
+            l.read(field, f.value.truthy().into(), f.origin());
+            f.value.truthy()
+        })
+    };
+    l.spec.loader.persistent_workers = flag(l, "persistent_workers", "loader.persistent_workers");
+    l.spec.loader.pin_memory = flag(l, "pin_memory", "loader.pin_memory");
+    l.spec.loader.is_sorted = flag(l, "is_sorted", "loader.is_sorted");
+    if let Some(f) = arg(
+        l,
+        "prefetch_factor",
+        "loader.prefetch_factor",
+        Value::Int(2),
+        false,
+    ) && let Some(p) = f.value.as_int().and_then(|p| u32::try_from(p).ok())
+    {
+        l.spec.loader.prefetch_factor = p;
+        l.read("loader.prefetch_factor", p.into(), f.origin());
+    }
+    if let Some(f) = train.args.get("neighbor_sampler") {
+        l.spec.loader.shared_sampler = f.value != Value::None;
+        l.read(
+            "loader.shared_sampler",
+            l.spec.loader.shared_sampler.into(),
+            f.origin(),
+        );
+    }
+    eval_loaders(l, loaders);
+}
+
+fn eval_loaders(l: &mut Ledger, loaders: &[LoaderCall]) {
+    let evals: Vec<&LoaderCall> = loaders.iter().filter(|c| c.split != Split::Train).collect();
+    let at = evals
+        .iter()
+        .map(|c| c.at.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let Some(first) = evals.first() else {
+        l.spec.loader.eval_loaders = EvalLoaders::None;
+        l.read(
+            "loader.eval_loaders",
+            "none".into(),
+            "no NeighborLoader besides the training one".into(),
+        );
+        return;
+    };
+    let placement = if evals.iter().any(|c| c.placement == EvalLoaders::Resident) {
+        EvalLoaders::Resident
+    } else {
+        EvalLoaders::OnDemand
+    };
+    l.spec.loader.eval_loaders = placement;
+    l.read("loader.eval_loaders", placement.as_str().into(), at.clone());
+    if placement == EvalLoaders::Resident && evals.len() != 2 {
+        l.warnings.push(format!(
+            "the script keeps {} evaluation loader(s) ({at}); headroom plans two resident ones (validation and test), the safe side when there is one",
+            evals.len()
+        ));
+    }
+    if let Some(b) = first
+        .args
+        .get("batch_size")
+        .and_then(|f| f.value.as_int().map(|b| (b, f.origin())))
+    {
+        l.spec.loader.eval_batch_size = Some(b.0 as u64);
+        l.read("loader.eval_batch_size", b.0.into(), b.1);
+    }
+    if let Some(w) = first
+        .args
+        .get("num_workers")
+        .and_then(|f| f.value.as_int().map(|w| (w, f.origin())))
+    {
+        l.spec.loader.eval_num_workers = u32::try_from(w.0).ok();
+        l.read("loader.eval_num_workers", w.0.into(), w.1);
+    }
+    for c in &evals {
+        if let Some(fan) = c
+            .args
+            .get("num_neighbors")
+            .and_then(|f| f.value.as_int_list())
+            && fan != l.spec.loader.fanout
+        {
+            l.warnings.push(format!(
+                "the evaluation loader at {} samples {fan:?}; headroom plans evaluation batches with the training fanout {:?}",
+                c.at, l.spec.loader.fanout
+            ));
+        }
+    }
+}
