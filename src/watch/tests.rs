@@ -19,7 +19,11 @@ fn intervals_parse_and_zero_is_refused() {
     assert!(parse_interval("0").unwrap_err().contains("above zero"));
     assert!(parse_interval("0ms").unwrap_err().contains("above zero"));
     assert!(parse_interval("5ms").unwrap_err().contains("below 10ms"));
-    assert!(parse_interval("3h").unwrap_err().contains("unknown unit"));
+    assert!(parse_interval("3h").unwrap_err().contains("over an hour"));
+    assert!(parse_interval("3x").unwrap_err().contains("unknown unit"));
+    // humantime's compound forms.
+    assert_eq!(parse_interval("1m 30s"), Ok(Duration::from_secs(90)));
+    assert_eq!(parse_interval("1s 500ms"), Ok(Duration::from_millis(1500)));
     assert!(parse_interval("fast").is_err());
 }
 
@@ -216,4 +220,14 @@ fn the_plot_stacks_the_roles_and_marks_the_phases_and_the_kill() {
         svg.contains("<polygon"),
         "stacked bands are filled polygons"
     );
+}
+
+#[test]
+fn spans_take_hours_days_and_compound_forms() {
+    use super::cli_parse::parse_span;
+    assert_eq!(parse_span("0"), Ok(Duration::ZERO));
+    assert_eq!(parse_span("2h"), Ok(Duration::from_secs(7200)));
+    assert_eq!(parse_span("1.5h"), Ok(Duration::from_secs(5400)));
+    assert_eq!(parse_span("1day 2h"), Ok(Duration::from_secs(93600)));
+    assert!(parse_span("later").is_err());
 }
