@@ -91,6 +91,49 @@ pub fn read_sbatch(text: &str, path: &Path) -> Result<std::result::Result<Script
         missing: vec![],
         warnings: vec![],
     };
+    // Memory, CPUs and ranks as the plain sbatch path reads them (Slurm's
+    // units, --mem-per-cpu/--mem-per-gpu products, --mem=0 left for
+    // --node-mem); GPU names here, with the line each came from.
+    let pairs: Vec<(String, String)> = launch
+        .directives
+        .iter()
+        .map(|(k, v, _)| (k.clone(), v.clone()))
+        .collect();
+    let (request, notes) = crate::spec::slurm_request::read(&pairs, &path.display().to_string())?;
+    l.warnings.extend(notes);
+    let at_of = |keys: &[&str]| {
+        launch
+            .directives
+            .iter()
+            .rev()
+            .find(|(k, _, _)| keys.contains(&k.as_str()))
+            .map(|(k, v, at)| (k.clone(), v.clone(), at.clone()))
+    };
+    if let Some(host) = request.host {
+        l.spec.budget.host = Some(host);
+        if let Some((k, v, at)) = at_of(&["mem", "mem-per-cpu", "mem-per-gpu"]) {
+            // --mem as written; a per-CPU or per-GPU request as its product.
+            let shown = if k == "mem" {
+                v
+            } else {
+                crate::units::fmt_bytes(host.0)
+            };
+            l.read("budget.host", shown.into(), at);
+        }
+    }
+    if let Some(c) = request.cpus_per_task {
+        l.spec.cpus = Some(c);
+        if let Some((_, _, at)) = at_of(&["c", "cpus-per-task"]) {
+            l.read("cpus", c.into(), at);
+        }
+    }
+    // A launcher's own count (torchrun --nproc_per_node) decides the ranks.
+    if let Some(n) = request.ranks_per_node.filter(|_| launch.ranks.is_none()) {
+        l.spec.ranks_per_node = n;
+        if let Some((_, _, at)) = at_of(&["ntasks-per-node", "ntasks", "n"]) {
+            l.read("ranks_per_node", n.into(), at);
+        }
+    }
     for (key, value, at) in &launch.directives {
         directive(&mut l, &mut r.gpu_unknown, key, value, at)?;
     }
@@ -114,20 +157,7 @@ fn directive(
     value: &str,
     at: &str,
 ) -> Result<()> {
-    let shown = crate::output::shown;
     match key {
-        "mem" => {
-            let bytes = crate::units::parse_slurm_mem(value)
-                .map_err(|e| Error::bad(format!("{}: #SBATCH --mem: {}", shown(at), shown(&e))))?;
-            if bytes == 0 {
-                l.warnings.push(format!(
-                    "{at}: --mem=0 asks for the whole node; give --mem to plan against a size"
-                ));
-            } else {
-                l.spec.budget.host = Some(Bytes(bytes));
-                l.read("budget.host", value.into(), at.into());
-            }
-        }
         "gres" | "gpus" | "G" | "gpus-per-node" | "gpus-per-task" => {
             let Some(req) = parse_request(value, key == "gres") else {
                 return Ok(());
@@ -160,12 +190,6 @@ fn directive(
                         "{at} asks for GPU type '{written}' (--{key}={value})"
                     ))
                 }
-            }
-        }
-        "c" | "cpus-per-task" => {
-            if let Ok(c) = value.parse::<u32>() {
-                l.spec.cpus = Some(c);
-                l.read("cpus", c.into(), at.into());
             }
         }
         _ => {}

@@ -7,7 +7,7 @@ mod fanout;
 mod load;
 mod resolve;
 pub mod sbatch;
-mod slurm_request;
+pub(crate) mod slurm_request;
 mod types;
 mod yaml_depth;
 

@@ -353,3 +353,25 @@ fn hostile_python_files_are_refused_in_one_line() {
     let err = refused(&["plan", &deep, "--mem", "8G"]);
     assert!(err.contains("batch_size at deep.py:2"), "{err}");
 }
+
+#[test]
+fn memory_per_cpu_is_read_as_slurm_reads_it_behind_a_launch_line() {
+    // The same training script as run.sbatch, its memory asked per CPU:
+    // 6G x 12 CPUs x 1 task = 72 GiB, the line it came from, and the
+    // product said, as for an sbatch script without a Python file.
+    let r = check_json(&[&script("pyg_products/per_cpu.sbatch")]);
+    assert_eq!(
+        r["job"]["budget"]["host"], "72GiB",
+        "{}",
+        r["job"]["budget"]
+    );
+    assert_eq!(
+        inferred(&r, "budget.host"),
+        (json!("72.0 GiB"), "per_cpu.sbatch:3".into())
+    );
+    let warnings = r["plan"]["warnings"].to_string();
+    assert!(
+        warnings.contains("--mem-per-cpu") && warnings.contains("12 CPUs per task"),
+        "{warnings}"
+    );
+}
