@@ -24,6 +24,22 @@ pub struct SampleStats {
     pub tail_z: f64,
 }
 
+#[cfg(test)]
+impl SampleStats {
+    /// Every batch exactly `nodes` nodes and `edges` edges (for tests).
+    pub(crate) fn fixed(nodes: f64, edges: f64) -> SampleStats {
+        SampleStats {
+            mean_nodes: nodes,
+            mean_edges: edges,
+            sd_nodes: 0.0,
+            sd_edges: 0.0,
+            tail_nodes: nodes,
+            tail_edges: edges,
+            tail_z: 0.0,
+        }
+    }
+}
+
 /// Expected maximum of `n` draws of a normal variable, in standard deviations:
 /// sqrt(2 ln n) (the Gumbel location), 0 for a single draw.
 pub fn extreme_z(n: f64) -> f64 {

@@ -100,6 +100,42 @@ pub(super) struct LayerShape {
     pub last: bool,
 }
 
+/// Each message-passing layer's shape, input to output: hidden layers
+/// `hidden` wide per head, the output layer `classes` wide (one head but
+/// for GAT, which keeps its heads there and averages them).
+pub(super) fn layer_shapes(
+    job: &Job,
+    conv: Conv,
+    layers: u32,
+    hidden: u64,
+    heads: u32,
+) -> Vec<LayerShape> {
+    let mut d_in = job.dataset.features as f64;
+    (0..layers)
+        .map(|l| {
+            let last = l + 1 == layers;
+            let d_out = if last {
+                job.dataset.classes.max(1) as f64
+            } else {
+                hidden as f64
+            };
+            let h = if last && conv != Conv::Gat {
+                1.0
+            } else {
+                heads as f64
+            };
+            let layer = LayerShape {
+                d_in,
+                d_out,
+                heads: h,
+                last,
+            };
+            d_in = d_out * h;
+            layer
+        })
+        .collect()
+}
+
 /// (saved for backward, transient while computing) bytes of one layer at
 /// `s` nodes and `es` edges; `dropout`: a dropout with p > 0 follows each
 /// hidden layer.
@@ -178,31 +214,12 @@ fn gnn_activations(
     es: f64,
 ) -> (f64, f64) {
     let (mut saved, mut peak, mut eval_max) = (0.0_f64, 0.0_f64, 0.0_f64);
-    let mut d_in = job.dataset.features as f64;
-    for l in 0..layers {
-        let last = l + 1 == layers;
-        let d_out = if last {
-            job.dataset.classes.max(1) as f64
-        } else {
-            hidden as f64
-        };
-        let h = if last && conv != Conv::Gat {
-            1.0
-        } else {
-            heads as f64
-        };
-        let (sv, tr) = layer_activations(
-            conv,
-            s,
-            es,
-            LayerShape {
-                d_in,
-                d_out,
-                heads: h,
-                last,
-            },
-            job.dropout,
-        );
+    for (l, layer) in layer_shapes(job, conv, layers, hidden, heads)
+        .into_iter()
+        .enumerate()
+    {
+        let d_in = layer.d_in;
+        let (sv, tr) = layer_activations(conv, s, es, layer, job.dropout);
         saved += sv;
         if l == 0 && job.dataset.feature_dtype != crate::profiles::Dtype::Float32 {
             // A float32 model converts half or double features first
@@ -232,7 +249,6 @@ fn gnn_activations(
         peak = peak.max(forward).max(backward);
         // no_grad: a layer's input, its output and its transient at once.
         eval_max = eval_max.max(s * d_in * F32 + sv + tr);
-        d_in = d_out * h;
     }
     (peak, eval_max)
 }

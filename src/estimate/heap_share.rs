@@ -32,7 +32,6 @@ pub(super) fn heap_resident_share(
         return 1.0;
     };
     let (s, es) = (train.tail_nodes, train.tail_edges);
-    let mut d_in = job.dataset.features as f64;
     let (mut heap, mut all) = (0.0, 0.0);
     let mut add = |bytes: f64, count: f64| {
         all += bytes * count;
@@ -45,18 +44,13 @@ pub(super) fn heap_resident_share(
             add(b, 1.0);
         }
     }
-    for l in 0..layers {
-        let last = l + 1 == layers;
-        let d_out = if last {
-            job.dataset.classes.max(1) as f64
-        } else {
-            hidden as f64
-        };
-        let h = if last && conv != crate::spec::Conv::Gat {
-            1.0
-        } else {
-            heads as f64
-        };
+    for layer in super::gpu::layer_shapes(job, conv, layers, hidden, heads) {
+        let super::gpu::LayerShape {
+            d_in,
+            d_out,
+            heads: h,
+            last,
+        } = layer;
         if !last {
             add(s * d_out * h * 4.0, 1.0);
         }
@@ -83,7 +77,6 @@ pub(super) fn heap_resident_share(
                 add(es * d_in * 4.0, 1.0);
             }
         }
-        d_in = d_out * h;
     }
     if all > 0.0 { heap / all } else { 1.0 }
 }
@@ -98,33 +91,21 @@ mod tests {
         Job::from_spec(&JobSpec::for_dataset("ogbn-arxiv")).unwrap()
     }
 
-    fn stats(nodes: f64, edges: f64) -> SampleStats {
-        SampleStats {
-            mean_nodes: nodes,
-            mean_edges: edges,
-            sd_nodes: 0.0,
-            sd_edges: 0.0,
-            tail_nodes: nodes,
-            tail_edges: edges,
-            tail_z: 0.0,
-        }
-    }
-
     #[test]
     fn small_steps_live_in_the_heap_and_large_ones_are_mmapped() {
         let job = arxiv();
         // 1,000 nodes: every tensor is a few MiB, all from the heap.
         assert_eq!(
-            heap_resident_share(&job, &stats(1e3, 1e4), 64.0, false),
+            heap_resident_share(&job, &SampleStats::fixed(1e3, 1e4), 64.0, false),
             1.0
         );
         // 150,000 nodes x 256 channels x 4 B = 146 MiB a tensor: only the
         // output layer's (40 classes wide, 23 MiB) stay under 32 MiB.
-        let big = heap_resident_share(&job, &stats(1.5e5, 1.5e6), 1024.0, false);
+        let big = heap_resident_share(&job, &SampleStats::fixed(1.5e5, 1.5e6), 1024.0, false);
         assert!(big > 0.0 && big < 0.1, "{big}");
         // Twice the nodes: the output layer's are mmapped too.
         assert_eq!(
-            heap_resident_share(&job, &stats(3e5, 3e6), 1024.0, false),
+            heap_resident_share(&job, &SampleStats::fixed(3e5, 3e6), 1024.0, false),
             0.0
         );
     }
@@ -132,7 +113,7 @@ mod tests {
     #[test]
     fn sampling_in_the_main_process_adds_the_batch_to_its_heap() {
         let job = arxiv();
-        let s = stats(1.5e5, 1e6);
+        let s = SampleStats::fixed(1.5e5, 1e6);
         let in_workers = heap_resident_share(&job, &s, 1024.0, false);
         let in_main = heap_resident_share(&job, &s, 1024.0, true);
         assert!(in_main > in_workers, "{in_main} vs {in_workers}");

@@ -112,18 +112,6 @@ mod tests {
         Job::from_spec(&JobSpec::for_dataset("ogbn-arxiv")).unwrap()
     }
 
-    fn fixed(nodes: f64, edges: f64) -> SampleStats {
-        SampleStats {
-            mean_nodes: nodes,
-            mean_edges: edges,
-            sd_nodes: 0.0,
-            sd_edges: 0.0,
-            tail_nodes: nodes,
-            tail_edges: edges,
-            tail_z: 0.0,
-        }
-    }
-
     #[test]
     fn one_batch_by_hand() {
         // arxiv: 128 float32 features, int64 labels. S = 1000, Es = 2000, 100 seeds:
@@ -137,7 +125,7 @@ mod tests {
     fn workers_put_prefetch_times_workers_plus_one_batches_in_shm() {
         // 4 workers, prefetch 2: 9 batches in shm; the workers' scratch
         // (4 × 1000 nodes × 64 B) and one batch being copied: 256,000 + 576,800.
-        let st = fixed(1000.0, 2000.0);
+        let st = SampleStats::fixed(1000.0, 2000.0);
         let f = in_flight(&arxiv(), &st, 100, 4, 2, false, 64);
         assert_eq!(f.shm, 9.0 * 576_800.0);
         assert_eq!(f.in_workers, 4.0 * 64_000.0 + 576_800.0);
@@ -148,7 +136,15 @@ mod tests {
     fn pinning_rounds_each_tensor_up_to_a_power_of_two() {
         // no workers: two batches pinned; 512,000 → 524,288; 8,000 → 8,192; 8,800 → 16,384;
         // 32,000 → 32,768; 16,000 → 16,384: 598,016 per batch; twice = 1,196,032.
-        let f = in_flight(&arxiv(), &fixed(1000.0, 2000.0), 100, 0, 2, true, 64);
+        let f = in_flight(
+            &arxiv(),
+            &SampleStats::fixed(1000.0, 2000.0),
+            100,
+            0,
+            2,
+            true,
+            64,
+        );
         assert_eq!(f.pinned, 1_196_032.0);
     }
 }

@@ -3,7 +3,7 @@
 //! batch, with the coefficient of variation the simulator scales batches by.
 
 use super::fanout::SampleStats;
-use super::gpu::{GENERIC_LAYERS, LayerShape, gnn_layer_params, layer_activations};
+use super::gpu::{GENERIC_LAYERS, gnn_layer_params, layer_activations, layer_shapes};
 use super::host::batch_tensors;
 use crate::spec::{Job, ModelKind};
 
@@ -50,31 +50,11 @@ pub fn step_shape(job: &Job, stats: &SampleStats, seeds: u64) -> crate::alloc::G
             hidden,
             heads,
         } => {
-            let d = &job.dataset;
             let (mut saved, mut transients) = (Vec::new(), Vec::new());
-            let mut d_in = d.features as f64;
-            for l in 0..*layers {
-                let last = l + 1 == *layers;
-                let d_out = if last {
-                    d.classes.max(1) as f64
-                } else {
-                    *hidden as f64
-                };
-                let h = if last && *conv != crate::spec::Conv::Gat {
-                    1.0
-                } else {
-                    *heads as f64
-                };
-                let layer = LayerShape {
-                    d_in,
-                    d_out,
-                    heads: h,
-                    last,
-                };
+            for layer in layer_shapes(job, *conv, *layers, *hidden, *heads) {
                 let (sv, tr) = layer_activations(*conv, s, es, layer, job.dropout);
                 saved.push(sv);
                 transients.push(tr);
-                d_in = d_out * h;
             }
             (saved, transients)
         }
