@@ -27,3 +27,23 @@ pub fn json_of(cmd: &mut assert_cmd::Command) -> serde_json::Value {
     );
     serde_json::from_slice(&out.stdout).unwrap()
 }
+
+/// The python3 on PATH, by its own sys.executable; None where there is none.
+pub fn python() -> Option<String> {
+    let out = std::process::Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .ok()?;
+    let exe = String::from_utf8(out.stdout).ok()?.trim().to_string();
+    (out.status.success() && !exe.is_empty()).then_some(exe)
+}
+
+/// The watch fixture that forks workers sharing one array.
+pub fn share_py() -> String {
+    fixture("watch/share.py").display().to_string()
+}
+
+/// A JSON file written by a run.
+pub fn read_json(path: &std::path::Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}

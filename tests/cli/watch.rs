@@ -1,33 +1,15 @@
 //! End-to-end tests of `headroom watch`: real child processes, the real
 //! /proc, and a real memory cgroup where this machine lets us make one.
 
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::util::{fixture, headroom, json_of};
+use crate::util::{fixture, headroom, json_of, python, read_json, share_py};
 
 const MIB: u64 = 1 << 20;
 
 /// The real python interpreter (not a pyenv shim, whose helper processes
 /// would join the tree), or None to skip.
-fn python() -> Option<String> {
-    let out = Command::new("python3")
-        .args(["-c", "import sys; print(sys.executable)"])
-        .output()
-        .ok()?;
-    let exe = String::from_utf8(out.stdout).ok()?.trim().to_string();
-    (out.status.success() && !exe.is_empty()).then_some(exe)
-}
-
-fn share_py() -> String {
-    fixture("watch/share.py").display().to_string()
-}
-
-fn read_json(path: &PathBuf) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
 fn u(v: &serde_json::Value, key: &str) -> u64 {
     v[key]
         .as_u64()

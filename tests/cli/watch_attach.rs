@@ -7,24 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::Duration;
 
-use crate::util::{fixture, headroom};
-
-fn python() -> Option<String> {
-    let out = Command::new("python3")
-        .args(["-c", "import sys; print(sys.executable)"])
-        .output()
-        .ok()?;
-    let exe = String::from_utf8(out.stdout).ok()?.trim().to_string();
-    (out.status.success() && !exe.is_empty()).then_some(exe)
-}
-
-fn share_py() -> String {
-    fixture("watch/share.py").display().to_string()
-}
-
-fn read_json(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
+use crate::util::{headroom, python, read_json, share_py};
 
 /// Starts `argv` as the test's own child, then gives it time to fork.
 fn start(argv: &[&str]) -> Child {
