@@ -25,6 +25,9 @@ RM4M = g("rmat", 1 << 22, 64_000_000, features=64, train=16384, valid=2048, test
 PL4M = g("powerlaw", 4_000_000, 64_000_000, features=64, train=16384, valid=2048, test=2048)
 PL200K = g("powerlaw", 200_000, 2_400_000, features=256, train=16384, valid=4096, test=4096,
            extra=("--dtype", "float16", "--exponent", "2.5"))
+# The probe's configuration A (benches/pyg/probe_variants.sh): float32, smaller splits.
+PL200K_A = g("powerlaw", 200_000, 2_400_000, train=8192, valid=2048, test=2048,
+             extra=("--fanout", "10,5", "--persistent"))
 
 
 def c(id_, graph, *args, note="", bisect=False):
@@ -96,4 +99,11 @@ CASES = [
     c("pl200k-b8192", PL200K, "--batch", "8192", "--fanout", "20,20", "--eval-loaders", "none"),
     c("pl200k-gat", PL200K, "--conv", "gat", "--heads", "8", "--hidden", "32"),
     c("pl200k-undirected-w2", PL200K, "--to-undirected", "--workers", "2"),
+    c("pl200k-a-b512-w2", PL200K_A, "--batch", "512", "--workers", "2",
+      note="probe configuration A's base run, unprobed"),
+    c("pl200k-a-b1024-w3", PL200K_A, "--batch", "1024", "--workers", "3",
+      note="probe configuration A's variant, unprobed"),
+    c("pl200k-a-b1024-w3-np", g("powerlaw", 200_000, 2_400_000, train=8192, valid=2048, test=2048,
+                                extra=("--fanout", "10,5")), "--batch", "1024", "--workers", "3",
+      note="configuration A's variant without persistent workers"),
 ]

@@ -16,6 +16,26 @@ pub(super) fn touched(ds: &super::DatasetBytes, draws: f64) -> f64 {
     -(-draws / pages).exp_m1()
 }
 
+/// The mean share of the CSC paged in over a loader's `workers`, which run
+/// `batches` batches (each `repeats` times, once per epoch) of `mean_edges`
+/// draws: the DataLoader hands batch k to worker k mod n (its
+/// `_worker_queue_idx_cycle`, restarted each epoch), so with fewer batches
+/// than workers some touch nothing, and an even average (the concave
+/// curve at the mean) would count those as half-touched (pl4m-w4: two
+/// batches per split over four workers).
+pub(super) fn workers_touched(
+    ds: &super::DatasetBytes,
+    batches: u64,
+    workers: u64,
+    repeats: f64,
+    mean_edges: f64,
+) -> f64 {
+    let n = workers.max(1);
+    let (each, extra) = (batches / n, batches % n);
+    let share = |b: u64| touched(ds, b as f64 * repeats * mean_edges);
+    (extra as f64 * share(each + 1) + (n - extra) as f64 * share(each)) / n as f64
+}
+
 /// What the main process's glibc heap holds beyond a CPU training step's
 /// live tensors, in the training phase and once training has run.
 #[derive(Debug, Clone, Copy, Default)]
@@ -24,6 +44,11 @@ pub(super) struct HeapKept {
     pub(super) train: f64,
     /// Kept beyond the evaluation's own needs in the evaluate phase.
     pub(super) after: f64,
+    /// The same as the RSS sum sees it: without the old copies that forked
+    /// evaluation workers keep of pages the main process rewrites (a copied
+    /// page is still one page of the worker's RSS, counted in its apparent
+    /// copy, and one of the main process's).
+    pub(super) after_rss: f64,
     /// The heap as evaluation workers find it when they are forked after
     /// training (their RSS maps it): what the first epoch kept, and the
     /// step's tensors themselves where they came from the heap (under the
@@ -83,22 +108,37 @@ pub(super) fn cpu_heap(
     };
     // Evaluation: the kept heap; where its workers are forked from the
     // grown heap, also the pages they and the main process then rewrite.
-    let after = if forked_from_grown_heap {
-        train_kept
+    let (after, after_rss) = if forked_from_grown_heap {
+        (train_kept, train_kept)
     } else if we > 0 && settings.eval_loaders != EvalLoaders::None {
-        first.max(
-            share
-                * c(
-                    coeffs.cpu_heap_small_eval_forked,
-                    coeffs.cpu_heap_large_eval_forked,
-                ),
-        )
+        // Each set of evaluation workers alive keeps its own old copy of
+        // every kept page the evaluation rewrites after its fork: one set
+        // (the test loader's), or two where the validation loader's workers
+        // are persistent and idle on through the test pass
+        // (pl200k-a-b1024-w3 against its -np twin). Only where the step's
+        // tensors live in the heap, which every step rewrites: a step of
+        // large (mmapped) tensors shows no second set (seed-001-attempt1).
+        let generations = if small
+            && settings.persistent_workers
+            && settings.eval_loaders == EvalLoaders::Resident
+        {
+            2.0
+        } else {
+            1.0
+        };
+        let forked = share
+            * c(
+                coeffs.cpu_heap_small_eval_forked,
+                coeffs.cpu_heap_large_eval_forked,
+            );
+        (first + generations * (forked - first).max(0.0), first)
     } else {
-        first
+        (first, first)
     };
     HeapKept {
         train: live * train_kept,
         after: live * after,
+        after_rss: live * after_rss,
         // Heap pages stay resident once touched, whichever tensors later
         // reuse them: a worker forked after training maps at least the
         // measured share of the step that large-tensor runs leave there.
@@ -109,3 +149,7 @@ pub(super) fn cpu_heap(
         },
     }
 }
+
+#[cfg(test)]
+#[path = "host_heap_tests.rs"]
+mod tests;

@@ -2,13 +2,14 @@
 //! moment of loading, of building the loaders and of a training epoch (the
 //! evaluate phase is in `evaluate`), per component, on the host and the GPU.
 
+use super::SampleStats;
 use super::batches::{BatchModel, Prepared};
 use super::builder::{Builder, add_csc, base_dataset};
 use super::dataset::dataset_bytes;
 use super::evaluate::{EvalCtx, evaluate_phase};
 use super::gpu::{GpuBreakdown, reserve};
 use super::host::in_flight;
-use super::host_heap::{HeapKept, cpu_heap, touched};
+use super::host_heap::{HeapKept, cpu_heap, workers_touched};
 use super::phase::{Component, Estimate, Phase};
 use super::{Coefficients, Settings};
 use crate::spec::{Accounting, Device, EvalLoaders, Job};
@@ -63,7 +64,16 @@ pub fn estimate_with(
     // page of the parent (fork copies their page-table entries: the whole
     // dataset), its loader's CSC pages in /dev/shm once sampling has touched
     // them, and the library pages it maps itself.
-    let base_apparent = coeffs.runtime_bytes as f64 + resident + coeffs.worker_file_bytes as f64;
+    // A sorted edge_index that the loaders moved into /dev/shm is not
+    // anonymous any more: fork copies no page-table entries for it, and a
+    // worker maps only the places of `row` (edge_index[0], the CSC's row by
+    // view) its draws read, like the rest of the CSC (rm1m-given-sorted-w2).
+    let (fork_mapped, touchable) = if ds.edge_index_shared {
+        (resident - ds.edge_index as f64, csc + (ds.edges * 8) as f64)
+    } else {
+        (resident, csc)
+    };
+    let base_apparent = coeffs.runtime_bytes as f64 + fork_mapped + coeffs.worker_file_bytes as f64;
     // Only RSS-sum accounting sees these (the planner's hot path skips them).
     let (apparent, apparent_eval) = if rss_sum {
         let splits = job.dataset.splits();
@@ -72,11 +82,14 @@ pub fn estimate_with(
         } else {
             1.0
         };
-        let train_batches = splits.train.div_ceil(settings.batch_size.max(1)) as f64 * epochs;
-        let eval_batches = ((splits.valid + splits.test) / 2).div_ceil(eval_seeds.max(1)) as f64;
+        let train_batches = splits.train.div_ceil(settings.batch_size.max(1));
+        let eval_batches = ((splits.valid + splits.test) / 2).div_ceil(eval_seeds.max(1));
+        let touched = |batches, workers: u32, repeats, stats: &SampleStats| {
+            workers_touched(&ds, batches, workers as u64, repeats, stats.mean_edges)
+        };
         (
-            base_apparent + csc * touched(&ds, train_batches / w.max(1) as f64 * train.mean_edges),
-            base_apparent + csc * touched(&ds, eval_batches / we.max(1) as f64 * eval.mean_edges),
+            base_apparent + touchable * touched(train_batches, w, epochs, train),
+            base_apparent + touchable * touched(eval_batches, we, 1.0, eval),
         )
     } else {
         (0.0, 0.0)
@@ -243,7 +256,7 @@ pub fn estimate_with(
                 apparent: apparent_eval + eval_fork_private_csc + heap.at_eval_fork,
                 model_host_eval,
                 // What the main process's heap kept from training (see cpu_heap).
-                heap_kept: heap.after,
+                heap_kept: if rss_sum { heap.after_rss } else { heap.after },
                 build_kept,
                 heap_at_fork: heap.at_eval_fork,
                 rss_sum,
