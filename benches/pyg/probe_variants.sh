@@ -9,6 +9,10 @@
 #   REPLAN=1 benches/pyg/probe_variants.sh      (keep the recorded runs; only
 #                                                calibrate and plan again, after a
 #                                                model change)
+#   VARIANT_RUNS=3 benches/pyg/probe_variants.sh (run each variant 3 times: a
+#                                                small graph's peak moves ±9 % from
+#                                                run to run; the plan is compared
+#                                                with each run and their median)
 #
 # Needs benches/pyg/.venv (setup.sh) and a release build; about 10 minutes.
 set -euo pipefail
@@ -20,19 +24,26 @@ cd "$HERE"
 run() {
   local name=$1; shift
   rm -rf "${OUT:?}/$name"
-  "$H" watch --probe --out "$OUT/$name" --interval 100ms -- .venv/bin/python case.py "$@" > "$OUT/$name.log" 2>&1
+  "$H" watch --probe --out "$OUT/$name" --interval 50ms -- .venv/bin/python case.py "$@" > "$OUT/$name.log" 2>&1
   echo "$name: exit $?"
 }
 A="--graph powerlaw --nodes 200000 --edges 2400000 --train 8192 --valid 2048 --test 2048 --fanout 10,5 --persistent"
 B="--graph powerlaw --nodes 1000000 --edges 16000000 --train 20480 --valid 4096 --test 4096 --fanout 15,10"
 C="--graph rmat --nodes 1048576 --edges 16000000 --train 20480 --valid 4096 --test 4096 --fanout 15,10 --eval-loaders on_demand"
+N=${VARIANT_RUNS:-1}
+variants() {
+  local X=$1; shift
+  for i in $(seq 1 "$N"); do
+    if [ "$i" = 1 ]; then run "$X-var" "$@"; else run "$X-var$i" "$@"; fi
+  done
+}
 if [ -z "${REPLAN:-}" ]; then
 run A-base $A --batch 512 --workers 2
-run A-var $A --batch 1024 --workers 3
+variants A $A --batch 1024 --workers 3
 run B-base $B --batch 1024 --workers 4 --persistent
-run B-var $B --batch 2048 --workers 2 --persistent
+variants B $B --batch 2048 --workers 2 --persistent
 run C-base $C --batch 1024
-run C-var $C --batch 2048 --epochs 2
+variants C $C --batch 2048 --epochs 2
 fi
 for X in A B C; do
   "$H" calibrate --from "$OUT/$X-base" --out "$OUT/$X.cal.yaml" --format json > "$OUT/$X.fit.json"
@@ -58,5 +69,17 @@ for ph, m in meas.items():
 peak = max(v for v in meas.values() if v)
 print(f"  peak {peak/2**20:.0f} MiB: default {(max(pred[0].values())-peak)/peak*100:+.1f}%, "
       f"calibrated {(max(pred[1].values())-peak)/peak*100:+.1f}%")
+# Every run of the variant (VARIANT_RUNS), whole-run peaks.
+import glob, statistics
+peaks = []
+for d in sorted(glob.glob(f'{out}/{X}-var*/phases.json')):
+    ph = json.load(open(d))['phases']
+    peaks.append(max(p['measured_bytes'] or 0 for p in ph))
+if len(peaks) > 1:
+    cal = max(pred[1].values())
+    med = statistics.median(peaks)
+    print(f"  {len(peaks)} variant runs: peaks " + ", ".join(f"{p/2**20:.0f}" for p in peaks)
+          + f" MiB; calibrated plan {cal/2**20:.0f} MiB: {(cal-med)/med*100:+.1f}% of the median, "
+          + f"{(cal-max(peaks))/max(peaks)*100:+.1f}% of the largest")
 PY
 done

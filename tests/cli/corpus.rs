@@ -1,14 +1,8 @@
 //! The real-run corpus (benches/pyg, tests/fixtures/pyg/corpus.jsonl): real
 //! PyTorch + PyG NeighborLoader runs in a memory cgroup, each planned here
-//! with the default coefficients. Bounds of issue 11: median |error| ≤ 5 %,
-//! max ≤ 10 %, and no run predicted more than 5 % below its measured peak
-//! (the error that gets jobs killed). The median and the under-prediction
-//! bounds hold in both accounting modes; the largest errors do not yet meet
-//! the 10 % bound, and all of them are over-predictions (the safe side): a
-//! few CPU-training runs whose main-process heap (glibc) the model sizes from
-//! other runs, and evaluation workers' paged-in share of a large CSC under
-//! RSS-sum accounting. The bound below is what holds today, not the target
-//! (README, "Accuracy against real PyTorch + PyG runs", lists the runs).
+//! with the default coefficients. Bounds of issue 11, in both accounting
+//! modes: median |error| ≤ 5 %, max ≤ 10 %, and no run predicted more than
+//! 5 % below its measured peak (the error that gets jobs killed).
 
 use headroom::calibrate::corpus::{EMBEDDED, accuracy, compare};
 use headroom::estimate::Coefficients;
@@ -79,9 +73,14 @@ fn pyg_python() -> Option<std::path::PathBuf> {
     ok.then_some(py)
 }
 
-/// Largest over-prediction per accounting: the issue's 10 % for the cgroup
-/// (what the OOM killer weighs); RSS sum holds 15 % today (README, "Accuracy").
-const MAX_OVER: [(&str, f64); 2] = [("cgroup", 0.10), ("rss_sum", 0.15)];
+/// Largest over-prediction per accounting: the issue's 10 %.
+const MAX_OVER: [(&str, f64); 2] = [("cgroup", 0.10), ("rss_sum", 0.10)];
+
+/// A fresh run of a recorded case, over-predicted: its RSS moves from run to
+/// run with the file pages it holds (pl200k-fp16: +10.5 % fresh against
+/// its row's −2.2 %), so RSS sum gets 5 points more here; the under side
+/// stays at 5 % in both modes.
+const FRESH_MAX_OVER: [(&str, f64); 2] = [("cgroup", 0.10), ("rss_sum", 0.15)];
 
 #[test]
 fn a_fresh_real_run_is_planned_within_the_bounds_where_pyg_is_importable() {
@@ -117,9 +116,8 @@ fn a_fresh_real_run_is_planned_within_the_bounds_where_pyg_is_importable() {
     assert_eq!(rows.len(), 2, "one run, two accounting modes: {text}");
     for r in &rows {
         eprintln!("{} {}: {:+.1}%", r.id, r.accounting, 100.0 * r.error());
-        // The same run repeated moves by several percent (file pages in RSS,
-        // the heap's timing): the corpus's bounds, not a tighter one.
-        let max = MAX_OVER
+        // The same run repeated moves (file pages in RSS, the heap's timing).
+        let max = FRESH_MAX_OVER
             .iter()
             .find(|m| m.0 == r.accounting)
             .map_or(0.10, |m| m.1);

@@ -290,6 +290,34 @@ fn a_fresh_real_run_is_probed_where_pyg_is_importable() {
     assert_eq!(job["loader"]["fanout"], serde_json::json!([5, 5]));
     assert_eq!(job["loader"]["num_workers"], 1);
     assert_eq!(job["loader"]["eval_loaders"], "on_demand");
+    // The out-degree histogram of a hashed node sample, scaled to all nodes.
+    let out: u64 = job["dataset"]["degree_histogram"]["out_counts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert!(out.abs_diff(200_000) <= 2_000, "{out}");
+    // With it, the plan's batches are the ones the sampler drew.
+    let plan = headroom()
+        .args(["plan", "--format", "json", "--mem", "16G"])
+        .arg(run.join("job.yaml"))
+        .assert()
+        .success();
+    let plan: serde_json::Value = serde_json::from_slice(&plan.get_output().stdout).unwrap();
+    let planned = plan["train_batch"]["mean_nodes"].as_f64().unwrap();
+    let drawn = events(&run)
+        .iter()
+        .find(|e| e["ev"] == "pass_end" && e["sizes"].is_array())
+        .map(|e| {
+            let s = e["sizes"].as_array().unwrap();
+            s.iter().map(|b| b[0].as_f64().unwrap()).sum::<f64>() / s.len() as f64
+        })
+        .unwrap();
+    assert!(
+        (planned / drawn - 1.0).abs() < 0.15,
+        "planned {planned} nodes a batch, drawn {drawn}"
+    );
     let phases: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(run.join("phases.json")).unwrap()).unwrap();
     let rows = phases["phases"].as_array().unwrap();
