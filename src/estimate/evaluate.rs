@@ -19,6 +19,9 @@ pub(super) struct EvalCtx {
     pub(super) idle_private: f64,
     pub(super) apparent: f64,
     pub(super) model_host_eval: f64,
+    /// The model's tensors that outlive a pass (parameters, gradients,
+    /// optimizer state): all of it that is alive while a loader is built.
+    pub(super) model_host_kept: f64,
     pub(super) heap_kept: f64,
     /// What glibc kept of the CSC builds.
     pub(super) build_kept: f64,
@@ -51,7 +54,7 @@ pub(super) fn evaluate_phase(
         b
     };
     // Workers running the evaluation and idle ones, as the accounting sees them.
-    let workers = |b: &mut Builder, running: f64, name: &'static str, idle: f64| {
+    let workers = |b: &mut Builder, running: f64, name: &'static str, idle: f64, model: f64| {
         b.add(name, running * c.private);
         b.add("idle persistent workers", idle * c.idle_private);
         if c.rss_sum {
@@ -63,7 +66,7 @@ pub(super) fn evaluate_phase(
                 (running + idle) * c.apparent - idle_train_forked_early * c.heap_at_fork,
             );
         }
-        b.add("model on the host (CPU training)", c.model_host_eval);
+        b.add("model on the host (CPU training)", model);
         b.add("heap kept from training (glibc, CPU)", c.heap_kept);
         b.add("heap kept from the CSC builds (glibc)", c.build_kept);
     };
@@ -79,6 +82,7 @@ pub(super) fn evaluate_phase(
                 we,
                 "eval workers (private pages)",
                 idle_train + idle_eval,
+                c.model_host_eval,
             );
             b.finish(Phase::Evaluate, "evaluating on the test split", eval_gpu)
         }
@@ -101,7 +105,13 @@ pub(super) fn evaluate_phase(
             };
             let mut run = phase(1.0 + eval_loader_copies + lingering, shm);
             run.in_flight(eval_flight, true);
-            workers(&mut run, we, "eval workers (private pages)", idle_train);
+            workers(
+                &mut run,
+                we,
+                "eval workers (private pages)",
+                idle_train,
+                c.model_host_eval,
+            );
             if settings.shared_sampler {
                 // Built around the shared sampler, the loader adds no CSC and no sort.
                 return run.finish(
@@ -121,7 +131,16 @@ pub(super) fn evaluate_phase(
                 ds.csc_build_extra as f64
             };
             build.add("CSC build transient (sort, share)", transient);
-            workers(&mut build, 0.0, "eval workers (private pages)", idle_train);
+            // Between passes no batch and no activations are alive: what
+            // the heap kept of them is `heap_kept` (the probe's C runs: the
+            // main process grew by one CSC per build, nothing more).
+            workers(
+                &mut build,
+                0.0,
+                "eval workers (private pages)",
+                idle_train,
+                c.model_host_kept,
+            );
             let build = build.finish(
                 Phase::Evaluate,
                 if lingering > 0.0 {
@@ -146,7 +165,13 @@ pub(super) fn evaluate_phase(
             // Only evaluate_train: the train loader iterated once more.
             let mut b = phase(1.0, settings.num_workers > 0);
             b.in_flight(train_flight, false);
-            workers(&mut b, w, "train workers (private pages)", 0.0);
+            workers(
+                &mut b,
+                w,
+                "train workers (private pages)",
+                0.0,
+                c.model_host_eval,
+            );
             b.finish(Phase::Evaluate, "evaluating on the train split", eval_gpu)
         }
     }

@@ -93,3 +93,45 @@ fn a_sorted_edge_index_in_shared_memory_is_not_mapped_by_fork() {
     );
     assert!(sorted > fork_all - ds.edge_index as f64);
 }
+
+#[test]
+fn building_a_loader_between_passes_holds_no_activations() {
+    // ogbn-products: a CSC build (62M edges) outweighs any pass.
+    let mut spec = JobSpec::for_dataset("ogbn-products");
+    spec.device = Device::Cpu;
+    spec.epochs = 1;
+    let job = Job::from_spec(&spec).unwrap();
+    let mut s = job.settings.clone();
+    s.batch_size = 512;
+    s.fanout = vec![10, 10];
+    s.num_workers = 0;
+    s.eval_loaders = EvalLoaders::OnDemand;
+    let est = estimate(&job, &s, &Coefficients::default());
+    let eval = est
+        .phases
+        .iter()
+        .find(|p| p.phase.as_str() == "evaluate")
+        .unwrap();
+    assert!(eval.moment.contains("building"), "{}", eval.moment);
+    let host = |name: &str| -> f64 {
+        eval.host
+            .iter()
+            .filter(|c| c.name == name)
+            .map(|c| c.bytes as f64)
+            .sum()
+    };
+    let gpu = |name: &str| -> f64 {
+        eval.gpu
+            .iter()
+            .filter(|c| c.name == name)
+            .map(|c| c.bytes as f64)
+            .sum()
+    };
+    let kept = gpu("parameters") + gpu("gradients") + gpu("optimizer state");
+    assert!(gpu("activations") > kept, "a test where activations matter");
+    assert!(
+        (host("model on the host (CPU training)") - kept).abs() < 1.0,
+        "{} against {kept}",
+        host("model on the host (CPU training)")
+    );
+}

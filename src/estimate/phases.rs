@@ -166,6 +166,15 @@ pub fn estimate_with(
         )
     };
     let model_host_eval = if cuda { 0.0 } else { on_host(&eval_gpu) };
+    let model_host_kept = if cuda {
+        0.0
+    } else {
+        eval_gpu
+            .iter()
+            .filter(|c| c.name != "batch" && c.name != "activations")
+            .map(|c| c.bytes as f64)
+            .sum()
+    };
     let mut phases = Vec::with_capacity(4);
     let mut b = Builder::new(job.ranks_per_node, detail);
     b.add("runtime (python, torch, PyG)", runtime_main);
@@ -255,6 +264,7 @@ pub fn estimate_with(
                 idle_private,
                 apparent: apparent_eval + eval_fork_private_csc + heap.at_eval_fork,
                 model_host_eval,
+                model_host_kept,
                 // What the main process's heap kept from training (see cpu_heap).
                 heap_kept: if rss_sum { heap.after_rss } else { heap.after },
                 build_kept,
