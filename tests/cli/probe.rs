@@ -234,6 +234,8 @@ fn the_recorded_run_is_read_as_the_script_set_it() {
     };
     assert_eq!(sum("counts"), 200_000);
     assert_eq!(sum("degree_sums"), 2_400_000);
+    // Out-degrees of a hashed node sample, scaled to every node.
+    assert!(sum("out_counts").abs_diff(200_000) <= 2_000, "{h}");
 }
 
 #[test]
