@@ -45,6 +45,18 @@ impl GpuReader {
         Ok(GpuReader { nvml, devices })
     }
 
+    /// Loads NVML if it can, with the line watch's summary shows either
+    /// way: the devices' names, or why there are none.
+    pub fn open_for_summary() -> (Option<Self>, String) {
+        match Self::open() {
+            Ok(g) => {
+                let names = g.device_names().join(", ");
+                (Some(g), names)
+            }
+            Err(why) => (None, why),
+        }
+    }
+
     /// The names of the devices, for the summary.
     pub fn device_names(&self) -> Vec<String> {
         (0..self.devices)

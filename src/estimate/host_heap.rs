@@ -47,7 +47,8 @@ pub(super) struct HeapKept {
     /// The same as the RSS sum sees it: without the old copies that forked
     /// evaluation workers keep of pages the main process rewrites (a copied
     /// page is still one page of the worker's RSS, counted in its apparent
-    /// copy, and one of the main process's).
+    /// copy, and one of the main process's). Later epochs' ratio
+    /// (`cpu_heap_*_shared`) was measured whole and is kept as it is.
     pub(super) after_rss: f64,
     /// The heap as evaluation workers find it when they are forked after
     /// training (their RSS maps it): what the first epoch kept, and the

@@ -174,14 +174,16 @@ def _out_degrees(row, n, acc):
     import torch
 
     thr = int(min(1.0, _OUT_SAMPLE / max(n, 1)) * (1 << 32))
-    sel = []
+    parts = []
     for lo in range(0, n, _CHUNK):
         ids = torch.arange(lo, min(n, lo + _CHUNK))
-        sel.append(ids[_picked(ids, thr)])
-    sel = torch.cat(sel) if sel else None
-    if sel is None or sel.numel() == 0:
+        parts.append(ids[_picked(ids, thr)])
+    if not parts:
         return None
+    sel = torch.cat(parts)
     k = sel.numel()
+    if k == 0:
+        return None
     deg = torch.zeros(k, dtype=torch.float64)
     for lo in range(0, row.numel(), _CHUNK):
         c = row[lo:lo + _CHUNK].long()

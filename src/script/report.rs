@@ -7,43 +7,27 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::infer::{Assumed, Inferred};
-use super::reading::{LoaderView, ScriptReading};
+use super::reading::ScriptReading;
 use crate::output::{Report, shown, shown_within};
 use crate::plan::PlanReport;
 use crate::spec::JobSpec;
 
-/// What `plan train.sbatch --format json` prints.
+/// What `plan train.sbatch --format json` prints: the reading's fields
+/// (the job as finally planned) and the plan.
 #[derive(Debug, Clone, Serialize)]
 pub struct ScriptReport {
-    /// The job read, in the job-spec schema.
-    pub job: JobSpec,
-    /// The training script read.
-    pub script: String,
-    /// The sbatch launch line followed, if any.
-    pub launch: Option<String>,
-    /// Every NeighborLoader the script builds.
-    pub loaders: Vec<LoaderView>,
-    /// Fields read, each with its value and `file:line`.
-    pub inferred: Vec<Inferred>,
-    /// Fields not found, each with the value used and why.
-    pub assumed: Vec<Assumed>,
+    /// What the reader learned.
+    #[serde(flatten)]
+    pub reading: ScriptReading,
     /// The plan of that job.
     pub plan: PlanReport,
 }
 
 impl ScriptReport {
     /// Joins a reading (with the spec as finally planned) and its plan.
-    pub fn new(reading: ScriptReading, job: JobSpec, plan: PlanReport) -> ScriptReport {
-        ScriptReport {
-            job,
-            script: reading.script,
-            launch: reading.launch,
-            loaders: reading.loaders,
-            inferred: reading.inferred,
-            assumed: reading.assumed,
-            plan,
-        }
+    pub fn new(mut reading: ScriptReading, job: JobSpec, plan: PlanReport) -> ScriptReport {
+        reading.job = job;
+        ScriptReport { reading, plan }
     }
 }
 
@@ -53,16 +37,16 @@ fn short(v: &serde_json::Value) -> String {
 
 impl Report for ScriptReport {
     fn write_text(&self, w: &mut dyn Write) -> std::io::Result<()> {
-        match &self.launch {
+        match &self.reading.launch {
             Some(at) => writeln!(
                 w,
                 "read: {} (launched at {})",
-                shown(&self.script),
+                shown(&self.reading.script),
                 shown(at)
             )?,
-            None => writeln!(w, "read: {}", shown(&self.script))?,
+            None => writeln!(w, "read: {}", shown(&self.reading.script))?,
         }
-        for l in &self.loaders {
+        for l in &self.reading.loaders {
             let get = |k: &str| l.args.get(k).map_or("?".into(), short);
             writeln!(
                 w,
@@ -76,7 +60,7 @@ impl Report for ScriptReport {
                 l.args.get("num_workers").map_or("0".into(), short),
             )?;
         }
-        for i in &self.inferred {
+        for i in &self.reading.inferred {
             writeln!(
                 w,
                 "  {:<26} {:<14} {}",
@@ -85,8 +69,9 @@ impl Report for ScriptReport {
                 shown_within(&i.from, 120)
             )?;
         }
-        if !self.assumed.is_empty() {
+        if !self.reading.assumed.is_empty() {
             let parts: Vec<String> = self
+                .reading
                 .assumed
                 .iter()
                 .map(|a| {

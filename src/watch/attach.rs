@@ -88,13 +88,7 @@ pub fn watch(
     let target = resolve(args, &proc)?;
     let mut kernel = KernelLog::open_at_end(Path::new("/dev/kmsg")).ok();
     let oom_before = target.cgroup.as_ref().and_then(job_cgroup::oom_kills);
-    let (gpu, gpu_note) = match GpuReader::open() {
-        Ok(g) => {
-            let names = g.device_names().join(", ");
-            (Some(g), names)
-        }
-        Err(why) => (None, why),
-    };
+    let (gpu, gpu_note) = GpuReader::open_for_summary();
     // Stop watching on Ctrl-C/SIGTERM: the handler forwards to no group (0).
     super::child::forward_signals_to(0);
     outputs.keep();

@@ -82,13 +82,7 @@ pub fn watch(
         Some(cg) => Some(cg.reader().clone()),
         None => CgroupReader::own(),
     };
-    let (gpu, gpu_note) = match GpuReader::open() {
-        Ok(g) => {
-            let names = g.device_names().join(", ");
-            (Some(g), names)
-        }
-        Err(why) => (None, why),
-    };
+    let (gpu, gpu_note) = GpuReader::open_for_summary();
     let oom_before = cgroup.as_ref().and_then(|c| c.oom_kill());
 
     let procs_path = limit_cg.as_ref().map(|c| c.procs_path());
