@@ -293,6 +293,9 @@ def main():
                 out[kind] = {"batches": len(v), "mean_nodes": n.mean().item(),
                              "max_nodes": n.max().item(), "mean_edges": e.mean().item(),
                              "max_edges": e.max().item()}
+        # Every training batch's (nodes, edges) in order: a GPU replay of the
+        # run's steps (benches/gpu) uses the real sequence.
+        out["train"]["sizes"] = sizes["train"]
         out["workers"] = probes
         with open(a.stats, "w") as f:
             json.dump(out, f)
