@@ -70,7 +70,7 @@ pub fn assumptions(job: &Job) -> Vec<String> {
         }
         let s = &job.settings;
         if s.eval_loaders == crate::spec::EvalLoaders::OnDemand
-            && !job.gc_collect
+            && !s.gc_collect
             && !s.shared_sampler
         {
             out.push(format!(
