@@ -8,6 +8,7 @@ mod calibrate;
 mod corpus;
 mod diagnose;
 mod diagnose_sacct;
+mod docs;
 mod hostile;
 mod plan;
 mod plan_truth;
