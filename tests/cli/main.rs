@@ -22,3 +22,4 @@ mod slurm_request;
 mod watch;
 mod watch_attach;
 mod watch_faults;
+mod wheel;

@@ -85,6 +85,14 @@ fn the_readme_installs_the_binary_in_one_command() {
     let manifest = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
     assert!(manifest.contains("name = \"headroom\""));
     assert!(root().join("src/main.rs").is_file());
+    // Beside it, pip: pyproject.toml builds the binary into a wheel.
+    assert!(
+        text.lines().any(|l| l.trim() == "pip install ."),
+        "no `pip install .`"
+    );
+    let pyproject = std::fs::read_to_string(root().join("pyproject.toml")).unwrap();
+    assert!(pyproject.contains("requires = [\"maturin>=1,<2\"]"));
+    assert!(pyproject.contains("bindings = \"bin\""));
 }
 
 /// The front door stays short: what headroom is, how to install it, the two
