@@ -32,7 +32,7 @@ const BINARY_SNIFF: usize = 8 << 10;
 static PREFILTER: LazyLock<AhoCorasick> = LazyLock::new(|| {
     AhoCorasick::builder()
         .match_kind(aho_corasick::MatchKind::LeftmostFirst)
-        .build(TRIGGERS)
+        .build(TRIGGERS.iter().chain(super::parse::locale_words::TRIGGERS))
         .expect("static trigger list")
 });
 

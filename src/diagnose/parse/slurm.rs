@@ -10,7 +10,8 @@
 //! - jobacct_gather enforcement: `Job 123 exceeded memory limit (X > Y), being
 //!   killed` (or `Step 123.0 ...`): summed RSS, not a cgroup OOM.
 //! - before 20.x: `slurmstepd: *** JOB 123 CANCELLED AT <time> DUE TO TIME LIMIT on n447 ***`.
-//! - `slurmstepd: error: *** JOB 123 ON node01 CANCELLED AT <time> DUE TO TIME LIMIT ***`.
+//! - `slurmstepd: error: *** JOB 123 ON node01 CANCELLED AT <time> DUE TO TIME LIMIT ***`,
+//!   and `slurmstepd: error: JOB CANCELLED DUE TO TIME LIMIT` without asterisks.
 
 use std::sync::LazyLock;
 
@@ -78,6 +79,9 @@ pub fn parse(at: &Location<'_>, line: &str, out: &mut Sink<'_>) {
             _ => ("slurm_cancelled", Possible),
         };
         out.push(ev(kind, Category::TimeLimit, strength));
+    } else if line.contains("JOB CANCELLED DUE TO TIME LIMIT") {
+        // The wording without asterisks some sites' Slurm prints.
+        out.push(ev("slurm_time_limit", Category::TimeLimit, Certain));
     } else if let Some(c) = re.srun_task.captures(line) {
         let what = c.get(1).map_or("", |m| m.as_str());
         match what {
