@@ -16,6 +16,7 @@ mod readme;
 mod script;
 mod shell;
 mod slurm_request;
+mod slurm_sealed;
 mod watch;
 mod watch_attach;
 mod watch_faults;

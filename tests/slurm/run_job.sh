@@ -36,7 +36,12 @@ for _ in $(seq 1800); do
   fi
   sleep 0.2
 done
-sleep 1 # the batch step's record lands just after the job's
+# The job record gets its name and ReqMem a moment after its end.
+for _ in $(seq 50); do
+  sacct -n -X -P -j "$id" -o JobName 2>/dev/null | grep -qv "^allocation$" && break
+  sleep 0.2
+done
+sleep 1
 sacct -j "$id" -P -o JobID,JobName,State,ExitCode,MaxRSS,ReqMem,Elapsed >"$out/sacct.txt"
 sacct -j "$id" --json >"$out/sacct.json"
 "$dir/bin/seff" "$id" >"$out/seff.txt" 2>/dev/null || true
