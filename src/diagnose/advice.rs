@@ -144,6 +144,16 @@ pub fn advise(
             format!("NCCL failure in distributed training{}.", n("nccl_timeout_ms").map_or(String::new(), |t| format!(": a collective waited past its {} s timeout", t / 1000))),
             vec!["one rank is usually the culprit: look at every rank's log for an OOM or crash that came first; rerun with NCCL_DEBUG=INFO and TORCH_NCCL_ASYNC_ERROR_HANDLING=1".into()],
         ),
+        Category::PythonError
+            if !root.iter().any(|e| e.kind.contains("exception") || e.kind == "cuda_device_assert")
+                && exit.is_some_and(|x| x.code.is_some_and(|c| c != 1) && x.signal.is_none()) =>
+        {
+            let code = exit.and_then(|x| x.code).unwrap_or(0);
+            (
+                format!("The program ended itself with exit status {code}: no signal, no kill, no memory limit; its own error handling (sys.exit, a check that failed) stopped it."),
+                vec!["read the last lines the program wrote to stderr: they say which check failed".into()],
+            )
+        }
         Category::PythonError => {
             let exc = root.iter().find_map(|e| e.label.clone().filter(|_| e.kind == "python_exception"));
             (

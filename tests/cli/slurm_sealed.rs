@@ -101,4 +101,28 @@ fn the_sealed_slurm_jobs_are_diagnosed_from_every_input() {
         eprintln!("  {w}");
     }
     assert_eq!(total, 40);
+    assert!(wrong.is_empty(), "{} of 40 wrong", wrong.len());
+}
+
+/// The sentences issue 29 asked for, on the real artifacts: which unit a
+/// polling kill's figures were read in, that another job's kill in dmesg is
+/// not this job's, that a MaxRSS under the limit of an OOM-killed job is the
+/// poll missing the growth, and that exit 3 is the program's own end.
+#[test]
+fn the_sealed_slurm_verdicts_say_what_they_read() {
+    let root = fixture("slurm/real");
+    let verdict = |job: &str, input: &str| {
+        let v = diagnose_files(&input_files(&root.join(job), input)).expect("diagnose");
+        v["verdict"].as_str().unwrap_or("").to_string()
+    };
+    let poll = verdict("poll-main", "all");
+    assert!(poll.contains("read as bytes"), "{poll}");
+    assert!(poll.contains("340 MiB > 300 MiB"), "{poll}");
+    let tl = verdict("time-limit", "all");
+    assert!(tl.contains("not this job's"), "{tl}");
+    assert!(tl.contains("job 4"), "{tl}");
+    let fast = verdict("oom-fast", "sacct");
+    assert!(fast.contains("sampled before the growth"), "{fast}");
+    let exit3 = verdict("exit-3", "sacct");
+    assert!(exit3.contains("exit status 3"), "{exit3}");
 }

@@ -89,6 +89,7 @@ pub const TRIGGERS: &[&str] = &[
     "with code",
     "CANCELLED DUE TO",
     "exit code",
+    "Job ID: ",
 ];
 
 /// Where parsers put what they find.
@@ -165,6 +166,11 @@ impl LineParsers {
     /// the order `JobID|State|ExitCode|MaxRSS|ReqMem`.
     pub fn expect_sacct(&mut self) {
         self.sacct.expect_default();
+    }
+
+    /// The input starts with `{`: a `sacct --json` document, maybe.
+    pub fn expect_json(&mut self) {
+        self.sacct.expect_json();
     }
 
     /// Ends the input: a CUDA OOM still waiting for numbers is reported as is.
