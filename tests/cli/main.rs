@@ -15,6 +15,7 @@ mod probe;
 mod readme;
 mod script;
 mod shell;
+mod slurm_live;
 mod slurm_request;
 mod slurm_sealed;
 mod watch;
