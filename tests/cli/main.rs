@@ -13,6 +13,7 @@ mod github;
 mod hostile;
 mod output_formats;
 mod plan;
+mod plan_shapes;
 mod plan_truth;
 mod probe;
 mod readme;
