@@ -198,7 +198,7 @@ pub static TABLE: &[Coefficient] = &[
         cpu_heap_small_eval_forked,
         f64,
         Unit::Ratio,
-        3.3,
+        3.6,
         RATIO,
         true,
         PYTHON_CORPUS,

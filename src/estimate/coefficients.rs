@@ -48,8 +48,9 @@ pub struct Coefficients {
     pub cpu_heap_large_tensors: f64,
     /// Evaluation whose workers are forked from the grown heap (the pages
     /// they and the main process rewrite are copied), per heap-resident
-    /// byte, small tensors, for one set of forked workers (3.3: the three
-    /// `pl200k-a-*` rows of the corpus, the only ones that exercise it).
+    /// byte, small tensors, for one set of forked workers (3.6 from the
+    /// three `pl200k-a-*` rows of the corpus; 3.3 while the in-flight count
+    /// held seven batches of a two-batch split, which this ratio absorbed).
     pub cpu_heap_small_eval_forked: f64,
     /// The same, large tensors.
     pub cpu_heap_large_eval_forked: f64,

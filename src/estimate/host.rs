@@ -60,23 +60,33 @@ pub struct InFlight {
 /// outstanding (in shared memory once sent) and the main process holds one
 /// more; a worker builds each outstanding batch privately, with its sampler
 /// scratch, and copies it into shared memory when it sends it.
+///
+/// No loader has more batches alive than its epoch has: the DataLoader puts
+/// `prefetch_factor` indices per worker only while its sampler has any left
+/// (`_try_put_index`), so a split of two batches has two in flight however
+/// many workers wait, and workers without a batch build nothing.
 pub fn in_flight(
     job: &Job,
     stats: &SampleStats,
     seeds: u64,
-    workers: u32,
-    prefetch: u32,
+    q: Queue,
     pin: bool,
     scratch_per_node: u64,
 ) -> InFlight {
+    let Queue {
+        workers,
+        prefetch,
+        batches,
+    } = q;
+    let batches = batches.max(1) as f64;
     let tail = batch_tensors(job, seeds as f64, stats.tail_nodes, stats.tail_edges);
     let mean = batch_tensors(job, seeds as f64, stats.mean_nodes, stats.mean_edges);
     let (tail_b, mean_b): (f64, f64) = (tail.iter().sum(), mean.iter().sum());
     let scratch = stats.tail_nodes * scratch_per_node as f64;
     let pinned_count = if workers == 0 {
-        2.0
+        2.0_f64.min(batches)
     } else {
-        (prefetch * workers) as f64 + 1.0
+        ((prefetch * workers) as f64 + 1.0).min(batches)
     };
     let pinned_bytes = if pin && job.device == crate::spec::Device::Cuda {
         pinned(tail) + (pinned_count - 1.0) * pinned(mean)
@@ -85,22 +95,34 @@ pub fn in_flight(
     };
     if workers == 0 {
         return InFlight {
-            private: tail_b + mean_b + scratch,
+            private: tail_b + (pinned_count - 1.0) * mean_b + scratch,
             shm: 0.0,
             in_workers: 0.0,
             pinned: pinned_bytes,
         };
     }
-    let queued = (prefetch * workers) as f64 + 1.0;
+    let queued = ((prefetch * workers) as f64 + 1.0).min(batches);
     InFlight {
         private: 0.0,
         shm: tail_b + (queued - 1.0) * mean_b,
         // A batch a worker is building is one of the prefetch·W outstanding, not
         // an extra one: workers add their sampler scratch, and one batch being
         // copied into shared memory (copies are staggered, one at a time).
-        in_workers: workers as f64 * scratch + mean_b,
+        in_workers: (workers as f64).min(batches) * scratch + mean_b,
         pinned: pinned_bytes,
     }
+}
+
+/// A loader's queue: its workers, their prefetch factor and the batches
+/// one pass over its split has.
+#[derive(Debug, Clone, Copy)]
+pub struct Queue {
+    /// DataLoader worker processes.
+    pub workers: u32,
+    /// Batches each worker prepares ahead.
+    pub prefetch: u32,
+    /// Batches in one pass (ceil(split / batch size)).
+    pub batches: u64,
 }
 
 #[cfg(test)]
@@ -126,22 +148,54 @@ mod tests {
         // 4 workers, prefetch 2: 9 batches in shm; the workers' scratch
         // (4 × 1000 nodes × 64 B) and one batch being copied: 256,000 + 576,800.
         let st = SampleStats::fixed(1000.0, 2000.0);
-        let f = in_flight(&arxiv(), &st, 100, 4, 2, false, 64);
+        let q = Queue {
+            workers: 4,
+            prefetch: 2,
+            batches: 1000,
+        };
+        let f = in_flight(&arxiv(), &st, 100, q, false, 64);
         assert_eq!(f.shm, 9.0 * 576_800.0);
         assert_eq!(f.in_workers, 4.0 * 64_000.0 + 576_800.0);
         assert_eq!(f.private, 0.0);
     }
 
     #[test]
+    fn a_split_of_two_batches_has_two_in_flight_however_many_workers() {
+        // 8 workers, prefetch 1, but the split holds two batches: two in
+        // shm, two workers with scratch, and the one being copied.
+        let st = SampleStats::fixed(1000.0, 2000.0);
+        let q = Queue {
+            workers: 8,
+            prefetch: 1,
+            batches: 2,
+        };
+        let f = in_flight(&arxiv(), &st, 100, q, false, 64);
+        assert_eq!(f.shm, 2.0 * 576_800.0);
+        assert_eq!(f.in_workers, 2.0 * 64_000.0 + 576_800.0);
+        // Without workers, a one-batch split holds one batch, not two.
+        let solo = Queue {
+            workers: 0,
+            prefetch: 2,
+            batches: 1,
+        };
+        let f = in_flight(&arxiv(), &st, 100, solo, false, 64);
+        assert_eq!(f.private, 576_800.0 + 64_000.0);
+    }
+
+    #[test]
     fn pinning_rounds_each_tensor_up_to_a_power_of_two() {
         // no workers: two batches pinned; 512,000 → 524,288; 8,000 → 8,192; 8,800 → 16,384;
         // 32,000 → 32,768; 16,000 → 16,384: 598,016 per batch; twice = 1,196,032.
+        let q = Queue {
+            workers: 0,
+            prefetch: 2,
+            batches: 1000,
+        };
         let f = in_flight(
             &arxiv(),
             &SampleStats::fixed(1000.0, 2000.0),
             100,
-            0,
-            2,
+            q,
             true,
             64,
         );

@@ -8,7 +8,7 @@ use super::builder::{Builder, add_csc, base_dataset};
 use super::dataset::dataset_bytes;
 use super::evaluate::{EvalCtx, evaluate_phase};
 use super::gpu::{GpuBreakdown, reserve};
-use super::host::in_flight;
+use super::host::{Queue, in_flight};
 use super::host_heap::{HeapKept, cpu_heap, workers_touched};
 use super::layerwise;
 use super::phase::{Component, Estimate, Phase};
@@ -134,12 +134,29 @@ pub fn estimate_with(
     } else {
         0.0
     };
+    let splits = job.dataset.splits();
+    let train_queue = Queue {
+        workers: w,
+        prefetch: settings.prefetch_factor,
+        batches: splits.train.div_ceil(settings.batch_size.max(1)),
+    };
+    // One evaluation loader runs at a time: the larger split's, or the
+    // subgraph loader's pass over every node.
+    let eval_nodes = if layerwise {
+        job.dataset.nodes
+    } else {
+        splits.valid.max(splits.test)
+    };
+    let eval_queue = Queue {
+        workers: we,
+        prefetch: settings.prefetch_factor,
+        batches: eval_nodes.div_ceil(eval_seeds.max(1)),
+    };
     let train_flight = in_flight(
         job,
         train,
         settings.batch_size,
-        w,
-        settings.prefetch_factor,
+        train_queue,
         settings.pin_memory,
         coeffs.sampler_bytes_per_node,
     );
@@ -147,8 +164,7 @@ pub fn estimate_with(
         job,
         eval,
         eval_seeds,
-        we,
-        settings.prefetch_factor,
+        eval_queue,
         settings.pin_memory,
         coeffs.sampler_bytes_per_node,
     );
