@@ -272,26 +272,49 @@ mod tests {
     fn the_design_recovers_what_it_separates_and_keeps_the_rest() {
         // Machines whose glibc keeps more heap in the first epoch and when
         // forked for evaluation, small tensors.
-        let truth = with(&[("cpu_heap_small_tensors", 2.5), ("cpu_heap_small_eval_forked", 5.0)]);
+        let truth = with(&[
+            ("cpu_heap_small_tensors", 2.5),
+            ("cpu_heap_small_eval_forked", 5.0),
+        ]);
         let all: Vec<usize> = (0..DESIGN.len()).collect();
-        let f = fit(&runs_measured_with(&truth, &all), &Coefficients::default(), &[], "test");
-        for (name, want) in [("cpu_heap_small_tensors", 2.5), ("cpu_heap_small_eval_forked", 5.0)] {
+        let f = fit(
+            &runs_measured_with(&truth, &all),
+            &Coefficients::default(),
+            &[],
+            "test",
+        );
+        for (name, want) in [
+            ("cpu_heap_small_tensors", 2.5),
+            ("cpu_heap_small_eval_forked", 5.0),
+        ] {
             let got = (find(name).unwrap().get)(&f.coefficients);
-            assert!((got / want - 1.0).abs() < 0.05, "{name}: {got} (want {want}); {:?}", f.stayed);
+            assert!(
+                (got / want - 1.0).abs() < 0.05,
+                "{name}: {got} (want {want}); {:?}",
+                f.stayed
+            );
         }
         // What these runs do not exercise keeps its value, with the reason.
         let kept: Vec<&str> = f.stayed.iter().map(|s| s.name.as_str()).collect();
         assert!(kept.contains(&"cpu_heap_large_at_fork"), "{kept:?}");
         for s in &f.stayed {
             assert!(!s.why.is_empty());
-            assert_eq!(s.value, (find(&s.name).unwrap().get)(&Coefficients::default()));
+            assert_eq!(
+                s.value,
+                (find(&s.name).unwrap().get)(&Coefficients::default())
+            );
         }
     }
 
     #[test]
     fn one_run_fits_only_what_it_determines() {
         let truth = with(&[("cpu_heap_small_tensors", 5.0)]);
-        let f = fit(&runs_measured_with(&truth, &[0]), &Coefficients::default(), &[], "test");
+        let f = fit(
+            &runs_measured_with(&truth, &[0]),
+            &Coefficients::default(),
+            &[],
+            "test",
+        );
         // Its four phases cannot tell worker pages, idle pages and the two
         // heap ratios apart: some stay, each with why, and those fitted in
         // their place reproduce the run.
@@ -316,7 +339,12 @@ mod tests {
         let runs: Vec<RunData> = a.into_iter().chain(b).collect();
         let f = fit(&runs, &Coefficients::default(), &[], "test");
         let got = f.coefficients.cpu_heap_small_shared;
-        assert_eq!(got, Coefficients::default().cpu_heap_small_shared, "{:?}", f.moved);
+        assert_eq!(
+            got,
+            Coefficients::default().cpu_heap_small_shared,
+            "{:?}",
+            f.moved
+        );
         assert!(
             f.stayed.iter().any(|s| s.name == "cpu_heap_small_shared"),
             "{:?}",

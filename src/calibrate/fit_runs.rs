@@ -63,6 +63,7 @@ pub fn fit_runs(
             name: r.data.name.clone(),
             dir: r.dir.display().to_string(),
             seconds,
+            job: r.report.observed.spec.clone(),
             phases: before
                 .iter()
                 .zip(&after)

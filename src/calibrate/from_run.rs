@@ -1,10 +1,13 @@
 //! Probed runs read for the fit: each `watch --probe` directory becomes the
 //! job the probe observed and its measured phase peaks, and what the probe
 //! reads directly is set before anything is fitted: the runtime (the main
-//! process's memory once torch_geometric was imported: anonymous + shared,
-//! and its library pages for RSS-sum accounting) and what glibc kept of the
-//! CSC builds (its memory as training starts, above the runtime, the data
-//! and the CSCs). Several runs give the median of each.
+//! process's memory once torch_geometric was imported: anonymous + shared)
+//! and, for the user's own job, its library pages (RSS-sum accounting).
+//! Several runs give the median of each. What glibc kept of the CSC builds
+//! is fitted with the rest: the main process's memory as training starts,
+//! read as retention, counted every byte the model misses there and was
+//! then counted again in every later phase, where the step's tensors reuse
+//! that heap (probe_variants.sh A, two bases: +4.0 % default, +5.3 % with it).
 
 use std::path::{Path, PathBuf};
 
@@ -12,13 +15,9 @@ use serde::Serialize;
 
 use super::columns::RunData;
 use crate::error::{Error, Result};
-use crate::estimate::{Coefficients, estimate};
+use crate::estimate::Coefficients;
 use crate::probe::report::{ProbeReport, job_of, load as load_report};
 use crate::spec::Stack;
-
-/// glibc's DEFAULT_MMAP_THRESHOLD_MAX on 64-bit (malloc/malloc.c): `machine`
-/// reads the running glibc's; the runs may come from another machine.
-const MMAP_THRESHOLD_MAX: u64 = 32 << 20;
 
 /// One probed run.
 #[derive(Debug, Clone)]
@@ -158,38 +157,5 @@ pub fn measure_directly(
                 .collect(),
         );
     }
-    // What glibc kept of the CSC builds: the build phase's moment without
-    // what is kept and without its transient (the runtime, the data and the
-    // CSCs, all in the main process), against the main process as the first
-    // training pass starts. Only where the build's arrays (E int64) are under
-    // glibc's mmap ceiling: larger ones are mapped and given back whole, so
-    // what such a run shows there is other memory, not the builds'.
-    let mut zero = c.clone();
-    zero.build_heap_retained = 0.0;
-    let kept: Vec<f64> = runs
-        .iter()
-        .filter_map(|r| {
-            let m = r.report.observed.first_pass_mem?;
-            let est = estimate(&r.data.job, &r.data.job.settings, &zero);
-            let extra = est.dataset.csc_build_extra;
-            if est.dataset.edges * 8 >= MMAP_THRESHOLD_MAX {
-                return None;
-            }
-            let built = est
-                .phases
-                .iter()
-                .find(|p| p.phase.as_str() == "build_loaders")?;
-            (extra > 0).then(|| {
-                let expected = built.host_bytes.saturating_sub(extra);
-                (m.anon + m.shmem).saturating_sub(expected) as f64 / extra as f64
-            })
-        })
-        .collect();
-    set(
-        c,
-        "build_heap_retained",
-        "the main process's anon + shmem as training starts, less the runtime, the data and the CSCs, over the CSC build transient",
-        kept,
-    );
     out
 }

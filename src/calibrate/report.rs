@@ -38,6 +38,8 @@ pub struct RunReport {
     pub dir: String,
     /// Seconds it took, when calibrate made it.
     pub seconds: Option<f64>,
+    /// The job the probe observed, as a job spec.
+    pub job: serde_json::Value,
     /// Its phases.
     pub phases: Vec<PhaseFit>,
 }

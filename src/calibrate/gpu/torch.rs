@@ -121,7 +121,7 @@ pub fn measure(python: &Path, script: &Path, total: u64) -> Result<TorchFacts, S
         .unwrap_or_default();
     let context = nvml.map(|n| n.saturating_sub(u(ctx, "reserved")));
     let device = DeviceMemory::new(total, context.unwrap_or(0));
-    let mut sim = Allocator::new(conf.clone(), device.clone());
+    let mut sim = Allocator::new(conf.clone(), device);
     let rounding = said
         .iter()
         .filter(|(v, _)| v["at"] == "alloc")
