@@ -56,8 +56,6 @@ pub struct Job {
     pub eval_num_workers: Option<u32>,
     /// Each epoch also evaluates on the train loader.
     pub evaluate_train: bool,
-    /// The script collects garbage after deleting an on-demand loader.
-    pub gc_collect: bool,
     /// Hidden layers are followed by dropout with p > 0 (its output and mask kept).
     pub dropout: bool,
     /// How the dataset is loaded.
@@ -201,12 +199,12 @@ impl Job {
                 eval_loaders: l.eval_loaders,
                 shared_sampler: l.shared_sampler,
                 is_sorted: l.is_sorted,
+                gc_collect: l.gc_collect,
                 expandable_segments: alloc_conf.expandable_segments,
             },
             eval_batch_size: l.eval_batch_size,
             eval_num_workers: l.eval_num_workers,
             evaluate_train: l.evaluate_train,
-            gc_collect: l.gc_collect,
             dropout: spec.model.dropout.is_none_or(|p| p > 0.0),
             load: spec.load.clone(),
             device: spec.device,
