@@ -58,9 +58,18 @@ fn progress(line: &str) {
     eprintln!("[headroom] calibrate: {line}");
 }
 
-fn machine_only(args: &CalibrateArgs, note: String, machine: Machine) -> Result<ExitCode> {
+/// No PyG runs: the machine's facts, and the GPU step where a GPU is found
+/// (its driver side needs no Python; PyTorch's side runs when `torch_python`,
+/// the Python and the script, has torch).
+fn machine_only(
+    args: &CalibrateArgs,
+    note: String,
+    machine: Machine,
+    torch_python: Option<(&Path, &Path)>,
+) -> Result<ExitCode> {
     progress(&note);
-    let r = super::machine_text::MachineOnly { note, machine };
+    let gpu = (!args.no_gpu).then(|| super::gpu::run(torch_python));
+    let r = super::machine_text::MachineOnly { note, machine, gpu };
     emit(&r, args.format, &mut std::io::stdout().lock())?;
     Ok(ExitCode::SUCCESS)
 }
@@ -77,13 +86,18 @@ fn designed(args: &CalibrateArgs) -> Result<ExitCode> {
             let note = format!(
                 "no python3 to run ({e}): measured the machine only, no coefficient fitted"
             );
-            return machine_only(args, note, machine);
+            return machine_only(args, note, machine, None);
         }
         Err(e) => return Err(e),
     };
     if let Some(why) = installed.missing() {
         let note = format!("{why}: measured the machine only, no coefficient fitted");
-        return machine_only(args, note, machine);
+        let script_path = script.path();
+        let torch = installed
+            .torch
+            .is_some()
+            .then_some((python.as_path(), script_path.as_path()));
+        return machine_only(args, note, machine, torch);
     }
     let out = args.out.clone().or_else(default_calibration_path);
     let temp;

@@ -44,7 +44,7 @@ pub const GRAPH: Graph = Graph {
     features: 128,
     classes: 32,
     exponent: 2.2,
-    splits: (2048, 1024, 1024),
+    splits: (2048, 512, 512),
     fanout: [10, 5],
 };
 

@@ -82,7 +82,8 @@ pub fn write(g: &GpuOutcome, w: &mut dyn Write) -> std::io::Result<()> {
         match (t.step_peaks, t.step_simulated) {
             (Some((a, r)), Some((sa, sr))) => writeln!(
                 w,
-                "  GraphSAGE step: allocated peak {} (simulated {}), reserved peak {} (simulated {})",
+                "  {} step: allocated peak {} (simulated {}), reserved peak {} (simulated {})",
+                t.step_model.as_deref().unwrap_or("GraphSAGE"),
                 fmt_bytes(a),
                 diff(a, sa),
                 fmt_bytes(r),
@@ -90,7 +91,8 @@ pub fn write(g: &GpuOutcome, w: &mut dyn Write) -> std::io::Result<()> {
             )?,
             (Some((a, r)), None) => writeln!(
                 w,
-                "  GraphSAGE step: allocated peak {}, reserved peak {} (no snapshot to replay)",
+                "  {} step: allocated peak {}, reserved peak {} (no snapshot to replay)",
+                t.step_model.as_deref().unwrap_or("GraphSAGE"),
                 fmt_bytes(a),
                 fmt_bytes(r)
             )?,

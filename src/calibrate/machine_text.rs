@@ -1,5 +1,6 @@
 //! The machine's facts for people, and the report of a calibration that
-//! could measure only the machine (no torch or PyG in the Python given).
+//! could measure only the machine (no torch or PyG in the Python given)
+//! and, where a GPU is found, the card.
 
 use std::io::Write;
 
@@ -64,11 +65,17 @@ pub struct MachineOnly {
     pub note: String,
     /// What was measured.
     pub machine: Machine,
+    /// The GPU step (none: --no-gpu).
+    pub gpu: Option<super::gpu::GpuOutcome>,
 }
 
 impl Report for MachineOnly {
     fn write_text(&self, w: &mut dyn Write) -> std::io::Result<()> {
         writeln!(w, "{}", self.note)?;
-        write(&self.machine, w)
+        write(&self.machine, w)?;
+        match &self.gpu {
+            Some(g) => super::gpu_text::write(g, w),
+            None => Ok(()),
+        }
     }
 }

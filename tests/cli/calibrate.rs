@@ -63,6 +63,20 @@ fn without_torch_it_measures_the_machine_says_so_in_one_line_and_exits_0() {
         let want: u64 = String::from_utf8_lossy(&p.stdout).trim().parse().unwrap();
         assert_eq!(j["machine"]["page_size"].as_u64(), Some(want));
     }
+    // The GPU step needs no PyG: it is made (here: said why it could not
+    // be) unless --no-gpu.
+    let note = j["gpu"]["note"].as_str().unwrap_or_default();
+    if !Path::new("/dev/nvidia0").exists() {
+        assert!(note.starts_with("no GPU"), "{}", j["gpu"]);
+    } else {
+        assert!(note.starts_with("GPU: "), "{}", j["gpu"]);
+    }
+    let off = json_of(
+        headroom()
+            .args(["calibrate", "--no-gpu", "--format", "json", "--python"])
+            .arg(&py),
+    );
+    assert!(off["gpu"].is_null(), "{off}");
 }
 
 #[test]

@@ -65,6 +65,9 @@ pub struct TorchFacts {
     pub cuda_host_bytes: u64,
     /// The allocator's rounding, request by request.
     pub rounding: Vec<Rounding>,
+    /// The step's model: PyG's GraphSAGE, or the same layers in plain
+    /// torch where torch_geometric is not installed.
+    pub step_model: Option<String>,
     /// A real GraphSAGE step: measured (allocated, reserved) peaks.
     pub step_peaks: Option<(u64, u64)>,
     /// The simulator's replay of the step's recorded history: (allocated, reserved) peaks.
@@ -155,6 +158,7 @@ pub fn measure(python: &Path, script: &Path, total: u64) -> Result<TorchFacts, S
         context_bytes: context,
         cuda_host_bytes: u(ctx, "host_cuda"),
         rounding,
+        step_model: step["model"].as_str().map(str::to_string),
         step_peaks,
         step_simulated,
         step_skipped: step["skipped"].as_str().map(str::to_string),
