@@ -6,25 +6,47 @@
 //!
 //! With `--phases` it prints every phase of every run instead (measured and
 //! predicted), the view for finding which mechanism a wrong peak comes from.
+//! With `--calibration CAL.yaml` every row is planned with that calibration
+//! file's coefficients instead of the defaults (as `plan --calibration`).
 //! With `--summary` it prints only the summary (a sealed set's score: its
 //! rows are not to be looked at one by one). A row headroom cannot plan
 //! (its job spec is refused) is counted apart, by reason, not dropped.
 
 use headroom::calibrate::corpus::{accuracy, compare};
-use headroom::estimate::Coefficients;
 use headroom::units::fmt_bytes;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let flag = |f: &str| std::env::args().any(|a| a == f);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let flag = |f: &str| args.iter().any(|a| a == f);
     let (phases, summary) = (flag("--phases"), flag("--summary"));
-    let text = match std::env::args().skip(1).find(|a| !a.starts_with("--")) {
+    let calibration = match args.iter().position(|a| a == "--calibration") {
+        Some(i) => Some(
+            args.get(i + 1)
+                .ok_or("--calibration needs a file (CAL.yaml)")?
+                .clone(),
+        ),
+        None => None,
+    };
+    // Without --calibration: the defaults, never the config directory's file.
+    let coefficients = match &calibration {
+        Some(p) => headroom::estimate::load_coefficients(Some(std::path::Path::new(p)))
+            .map_err(|e| e.to_string())?,
+        None => headroom::estimate::Coefficients::default(),
+    };
+    let corpus = args
+        .iter()
+        .enumerate()
+        .find(|(i, a)| !a.starts_with("--") && (*i == 0 || args[i - 1] != "--calibration"))
+        .map(|(_, a)| a.clone());
+    let text = match corpus {
         Some(path) => std::fs::read_to_string(path)?,
         None => headroom::calibrate::corpus::EMBEDDED.to_string(),
     };
+    eprintln!("coefficients: {}", coefficients.source);
     let mut rows = Vec::new();
     let mut refused = Vec::new();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        match compare(line, &Coefficients::default()) {
+        match compare(line, &coefficients) {
             Ok(r) => rows.extend(r),
             Err(e) => refused.push(e.to_string()),
         }

@@ -32,9 +32,10 @@ pub enum Command {
     SimulateAlloc(crate::alloc::cli::SimulateArgs),
     /// List the embedded dataset, GPU and job profiles.
     Profiles(crate::profiles::cli::ProfilesArgs),
-    /// A calibration worker (headroom re-executes itself as one).
-    #[command(name = "__calibrate-worker", hide = true)]
-    CalibrateWorker(crate::calibrate::worker::WorkerArgs),
+    /// glibc's malloc thresholds, probed in this fresh process (calibrate
+    /// re-executes itself for it: the threshold only rises in a process).
+    #[command(name = "__malloc-probe", hide = true)]
+    MallocProbe,
     /// Print the script that registers shell completion (profile names included).
     Completions {
         /// The shell to register with.
@@ -55,7 +56,12 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Diagnose(args) => crate::diagnose::cli::run(&args),
         Command::Watch(args) => crate::watch::cli::run(&args),
         Command::Calibrate(args) => crate::calibrate::cli::run(&args),
-        Command::CalibrateWorker(args) => crate::calibrate::worker::run(&args),
+        Command::MallocProbe => {
+            let found = crate::calibrate::glibc::probe();
+            let json = serde_json::to_string(&found)
+                .map_err(|e| crate::error::Error::Internal(format!("malloc probe: {e}")))?;
+            write_stdout((json + "\n").as_bytes())
+        }
         Command::SimulateAlloc(args) => crate::alloc::cli::run(&args),
         Command::Profiles(args) => crate::profiles::cli::run(&args),
         Command::Completions { shell } => {

@@ -57,6 +57,6 @@ mod tests {
         assert!(page.contains("\\-\\-gpu"), "{page}");
         let err = render(crate::cli::Cli::command(), Some("fly")).unwrap_err();
         assert!(err.to_string().contains("plan"), "{err}");
-        assert!(render(crate::cli::Cli::command(), Some("__calibrate-worker")).is_err());
+        assert!(render(crate::cli::Cli::command(), Some("__malloc-probe")).is_err());
     }
 }

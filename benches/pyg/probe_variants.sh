@@ -3,12 +3,15 @@
 # three configurations, each run at a base and a variant setting under the
 # probe; then calibrate from the base run and plan the variant's observed
 # job with the default coefficients and with that calibration, against the
-# variant's measured phase peaks.
+# variant's measured phase peaks. BASES=2 (issue 24) also runs each base at a
+# second batch size and calibrates from both runs.
 #
 #   benches/pyg/probe_variants.sh [OUT_DIR]     (default /tmp/probe-runs)
 #   REPLAN=1 benches/pyg/probe_variants.sh      (keep the recorded runs; only
 #                                                calibrate and plan again, after a
 #                                                model change)
+#   BASES=2 benches/pyg/probe_variants.sh       (calibrate from two runs of the
+#                                                base, two batch sizes)
 #   VARIANT_RUNS=3 benches/pyg/probe_variants.sh (run each variant 3 times: a
 #                                                small graph's peak moves ±9 % from
 #                                                run to run; the plan is compared
@@ -31,6 +34,7 @@ A="--graph powerlaw --nodes 200000 --edges 2400000 --train 8192 --valid 2048 --t
 B="--graph powerlaw --nodes 1000000 --edges 16000000 --train 20480 --valid 4096 --test 4096 --fanout 15,10"
 C="--graph rmat --nodes 1048576 --edges 16000000 --train 20480 --valid 4096 --test 4096 --fanout 15,10 --eval-loaders on_demand"
 N=${VARIANT_RUNS:-1}
+BASES=${BASES:-1}
 variants() {
   local X=$1; shift
   for i in $(seq 1 "$N"); do
@@ -45,8 +49,15 @@ variants B $B --batch 2048 --workers 2 --persistent
 run C-base $C --batch 1024
 variants C $C --batch 2048 --epochs 2
 fi
+if [ "$BASES" = 2 ] && [ -z "${REPLAN:-}" ]; then
+run A-base2 $A --batch 2048 --workers 2
+run B-base2 $B --batch 512 --workers 4 --persistent
+run C-base2 $C --batch 512
+fi
 for X in A B C; do
-  "$H" calibrate --from "$OUT/$X-base" --out "$OUT/$X.cal.yaml" --format json > "$OUT/$X.fit.json"
+  FROM=("$OUT/$X-base")
+  if [ "$BASES" = 2 ]; then FROM+=("$OUT/$X-base2"); fi
+  "$H" calibrate --from "${FROM[@]}" --out "$OUT/$X.cal.yaml" --format json > "$OUT/$X.fit.json"
   # The defaults: no calibration file from the user's config directory.
   XDG_CONFIG_HOME=/nonexistent HOME=/nonexistent "$H" plan "$OUT/$X-var/job.yaml" --mem 20G --format json > "$OUT/$X.plan.none.json"
   "$H" plan "$OUT/$X-var/job.yaml" --mem 20G --format json --calibration "$OUT/$X.cal.yaml" > "$OUT/$X.plan.cal.json"
@@ -54,12 +65,14 @@ for X in A B C; do
 import json, sys
 out, X = sys.argv[1], sys.argv[2]
 meas = {p['phase']: p['measured_bytes'] for p in json.load(open(f'{out}/{X}-var/phases.json'))['phases']}
-fit = json.load(open(f'{out}/{X}.fit.json'))['fit']
-fb = {p['phase']: p['rel_error'] for p in fit['before']}
-fa = {p['phase']: p['rel_error'] for p in fit['after']}
+fit = json.load(open(f'{out}/{X}.fit.json'))
+base = fit['runs'][0]['phases']
+fb = {p['phase']: p['before_bytes'] / p['measured_bytes'] - 1 for p in base}
+fa = {p['phase']: p['after_bytes'] / p['measured_bytes'] - 1 for p in base}
 pred = [{p['phase']: p['host_bytes'] for p in json.load(open(f'{out}/{X}.plan.{c}.json'))['components']}
         for c in ('none', 'cal')]
-print(f"{X}: moved " + ", ".join(f"{m['name']} {m['from']:.3g}->{m['to']:.3g}" for m in fit['moved']))
+print(f"{X}: measured " + ", ".join(f"{m['name']} {m['value']:.3g}" for m in fit['measured'])
+      + "; fitted " + ", ".join(f"{m['name']} {m['from']:.3g}->{m['to']:.3g}" for m in fit['fitted']))
 for ph, m in meas.items():
     if not m:
         continue

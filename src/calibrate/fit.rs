@@ -1,206 +1,387 @@
-//! From a run's measurements to coefficients and back to predictions, all
-//! pure: the `Job` that describes the calibration workload to the real
-//! estimators, the coefficients fitted from what this run measured, and the
-//! table of predicted against measured for every estimator compared.
+//! The fit of one or several probed runs: only the coefficients the runs
+//! separate are fitted, the rest keep their value and the report says why.
+//! A coefficient no run moves by 1 % is not exercised; one whose column is
+//! (nearly) a combination of the others' — on these runs' phases it does
+//! what they do — is not separated, and of such a group the weakest stays
+//! until the rest are told apart. The separated ones are then solved by
+//! least squares on the relative residuals, with a light ridge; one the
+//! runs push out of its bounds, or move by less than twice its standard
+//! error, keeps its value too (the runs do not measure it), and the rest
+//! are solved again. Pure: no I/O.
 
 use serde::Serialize;
 
-use super::workload::{Config, Measured};
-use crate::error::Result;
-use crate::estimate::{Coefficients, Estimate, estimate};
-use crate::spec::{Job, JobSpec};
+use super::columns::{Columns, MOVES, RunData, columns, phase_bytes};
+use super::{ridge, spread};
+use crate::estimate::Coefficients;
+use crate::estimate::coeff_table::{Coefficient, TABLE, Unit};
 
-/// The calibration workload as a job the estimators understand: an inline
-/// dataset with the synthetic graph's shape, a 2-layer SAGE trained with SGD
-/// on the CPU, one train loader (no evaluation loaders), cgroup accounting.
-pub fn job_for(cfg: &Config, edges: u64) -> Result<Job> {
-    job_on(cfg, edges, None)
-}
+/// A coefficient is separated when at least this share of its column lies
+/// outside what the other fitted columns can produce: below it, measurement
+/// noise of a few percent would move it by more than its own size.
+pub const SEPARATION: f64 = 0.25;
 
-/// [`job_for`] trained on a GPU of `gpu_bytes` when given, else on the CPU.
-pub fn job_on(cfg: &Config, edges: u64, gpu_bytes: Option<u64>) -> Result<Job> {
-    let mut spec = serde_json::json!({
-        "name": "calibration",
-        "dataset": {
-            "name": "calibration-graph",
-            "nodes": cfg.nodes,
-            "edges": edges,
-            "undirected": true,
-            "features": cfg.features,
-            "classes": cfg.classes,
-            "splits": {"train": cfg.train_nodes(), "valid": 0, "test": 0},
-            "degree": {"exponent": cfg.shape.exponent, "zero_fraction": cfg.shape.zero_fraction, "max": cfg.shape.max},
-        },
-        "model": {"conv": "sage", "layers": 2, "hidden": cfg.hidden, "optimizer": "sgd"},
-        "loader": {
-            "batch_size": cfg.batch_size, "fanout": cfg.fanout, "num_workers": cfg.workers,
-            "prefetch_factor": cfg.prefetch, "eval_loaders": "none",
-        },
-        "device": "cpu",
-        "epochs": 1,
-    });
-    if let Some(b) = gpu_bytes {
-        spec["device"] = "cuda".into();
-        spec["budget"] = serde_json::json!({ "gpu": format!("{b}B") });
-    }
-    let spec: JobSpec = serde_json::from_value(spec)
-        .map_err(|e| crate::error::Error::Internal(format!("calibration job: {e}")))?;
-    Job::from_spec(&spec)
-}
+/// A 100 % change of a coefficient costs as much as a 1 % phase error: the
+/// runs decide wherever they can, the prior only where they cannot.
+pub const RIDGE: f64 = 1e-4;
 
-/// Index bytes of a batch in a worker while it samples: n_id, row, col, e_id.
-fn index_bytes(nodes: u64, edges: u64) -> u64 {
-    8 * (nodes + 3 * edges)
-}
+/// A fitted change smaller than this many standard errors is within the
+/// runs' spread: the coefficient keeps its value.
+pub const SIGNIFICANT: f64 = 2.0;
 
-/// Bytes per edge alive at the workload's CSC-building moment: the
-/// permutation, the sorted column and the permuted row (8 each; its
-/// `sort_unstable` needs no scratch), against torch's 32 (values, indices
-/// and a second buffer of each).
-pub const WORKLOAD_SORT_BYTES: u64 = 24;
-
-/// Coefficients fitted from one run; those it cannot measure (CUDA) keep `base`'s.
-///
-/// - runtime_bytes: the parent's PSS before any data.
-/// - worker_private_bytes: the mean USS of the idle workers at the end of training.
-/// - sampler_bytes_per_node: least squares through the origin of each batch's
-///   sampler scratch (the worker's USS growth at the sampler's peak less the
-///   index arrays it holds) against its sampled nodes.
-/// - sort_bytes_per_element: not fitted but the workload's own mechanism
-///   ([`WORKLOAD_SORT_BYTES`]): its CSC is built with Rust's in-place sort,
-///   not torch's, so torch's radix scratch must not be predicted for it.
-pub fn fit(m: &Measured, base: &Coefficients) -> Coefficients {
-    let mut c = base.clone();
-    c.sort_bytes_per_element = WORKLOAD_SORT_BYTES;
-    c.runtime_bytes = m.baseline_pss;
-    if !m.idle_worker_uss.is_empty() {
-        c.worker_private_bytes =
-            m.idle_worker_uss.iter().sum::<u64>() / m.idle_worker_uss.len() as u64;
-    }
-    let (mut xy, mut xx) = (0.0f64, 0.0f64);
-    for b in &m.batches {
-        let grown = b.uss_sampled.saturating_sub(b.uss_before);
-        let scratch = grown.saturating_sub(index_bytes(b.nodes, b.edges)) as f64;
-        xy += b.nodes as f64 * scratch;
-        xx += (b.nodes as f64).powi(2);
-    }
-    if xx > 0.0 {
-        c.sampler_bytes_per_node = (xy / xx).round() as u64;
-    }
-    c.source = "headroom calibrate".into();
-    c
-}
-
-/// One estimator's prediction against this run's measurement.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct EstimatorRow {
-    /// What is compared.
+/// A coefficient the fit changed.
+#[derive(Debug, Clone, Serialize)]
+pub struct Moved {
+    /// Its name.
     pub name: String,
-    /// What the estimator predicts, bytes.
-    pub predicted_bytes: u64,
-    /// What was measured, bytes.
-    pub measured_bytes: u64,
-    /// (predicted − measured) / measured.
-    pub rel_error: f64,
+    /// Before.
+    pub from: f64,
+    /// After.
+    pub to: f64,
+    /// Share of its column the other fitted ones cannot produce.
+    pub separation: f64,
 }
 
-impl EstimatorRow {
-    pub(super) fn new(name: String, predicted: u64, measured: u64) -> EstimatorRow {
-        EstimatorRow {
-            name,
-            predicted_bytes: predicted,
-            measured_bytes: measured,
-            rel_error: (predicted as f64 - measured as f64) / (measured.max(1) as f64),
+/// A coefficient that kept its value, and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct Stayed {
+    /// Its name.
+    pub name: String,
+    /// Its value.
+    pub value: f64,
+    /// Why the runs do not determine it.
+    pub why: String,
+}
+
+/// What the fit did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Fit {
+    /// The coefficients after the fit.
+    pub coefficients: Coefficients,
+    /// Fitted.
+    pub moved: Vec<Moved>,
+    /// Kept, with the reason.
+    pub stayed: Vec<Stayed>,
+}
+
+/// Fits the knobs `fitted` in the table (except those in `direct`, set
+/// before) of `c` to `runs`; `provenance` is written beside each fitted value.
+pub fn fit(runs: &[RunData], c: &Coefficients, direct: &[&str], provenance: &str) -> Fit {
+    let knobs: Vec<&'static Coefficient> = TABLE
+        .iter()
+        .filter(|k| k.fitted && !direct.contains(&k.name))
+        .collect();
+    let cols = columns(runs, c, &knobs);
+    let mut stayed = Vec::new();
+    let mut keep: Vec<usize> = Vec::new();
+    for (j, k) in knobs.iter().enumerate() {
+        if cols.moved_by(j, runs.len()).is_empty() {
+            stayed.push(Stayed {
+                name: k.name.into(),
+                value: (k.get)(c),
+                why: format!(
+                    "not exercised: doubling it moves no measured phase by {:.0} % ({})",
+                    MOVES * 100.0,
+                    k.mechanism
+                ),
+            });
+        } else {
+            keep.push(j);
         }
     }
-}
-
-/// The estimate of the calibration job with `coeffs`.
-pub fn predict(job: &Job, coeffs: &Coefficients) -> Estimate {
-    estimate(job, &job.settings, coeffs)
-}
-
-/// Predicted against measured: each phase's host peak (PSS sum plus the
-/// shared memory nobody maps: every page once, as a cgroup charges) and the
-/// mean batch in shared memory. RSS is reported per phase but not compared:
-/// it counts the binary's and libraries' file pages in full, as many as this
-/// process happened to fault in (fault-around maps more of them when other
-/// processes have read them), which is neither what a cgroup charges nor
-/// what the estimators model.
-pub fn compare(job: &Job, coeffs: &Coefficients, m: &Measured) -> Vec<EstimatorRow> {
-    let est = predict(job, coeffs);
-    let mut rows = Vec::new();
-    for (phase, peak) in &m.phases {
-        let Some(p) = est.phases.iter().find(|p| p.phase.as_str() == *phase) else {
+    let mut separation = loop {
+        let s: Vec<(f64, Vec<(usize, f64)>)> =
+            keep.iter().map(|&j| separation(&cols, j, &keep)).collect();
+        let weakest = (0..keep.len())
+            .filter(|&i| s[i].0 < SEPARATION)
+            .min_by(|&x, &y| {
+                let norm = |i: usize| norm(&cols.column(keep[i]));
+                (s[x].0, norm(x))
+                    .partial_cmp(&(s[y].0, norm(y)))
+                    .unwrap_or(std::cmp::Ordering::Equal)
+            });
+        let Some(i) = weakest else {
+            break s.into_iter().map(|x| x.0).collect::<Vec<f64>>();
+        };
+        let k = knobs[keep[i]];
+        let with: Vec<&str> = s[i].1.iter().take(2).map(|&(o, _)| knobs[o].name).collect();
+        stayed.push(Stayed {
+            name: k.name.into(),
+            value: (k.get)(c),
+            why: format!(
+                "not separated from {}: {:.0} % of what it does to these runs' phases, they do too",
+                with.join(" and "),
+                (1.0 - s[i].0) * 100.0
+            ),
+        });
+        keep.remove(i);
+    };
+    // Solve; a coefficient the runs push outside its bounds is not measured
+    // by them (the model misses these runs elsewhere): it keeps its value
+    // and the rest are solved again without it.
+    let (step, keep, separation) = loop {
+        let step = spread::solve(&cols, &keep, RIDGE);
+        let outside = keep.iter().zip(&step).position(|(&j, x)| {
+            let k = knobs[j];
+            let v = (k.get)(c) + x * cols.scale[j];
+            v < k.bounds.0 || v > k.bounds.1
+        });
+        let Some(i) = outside else {
+            let se = spread::standard_errors(&cols, &keep, &step, runs.len(), RIDGE);
+            let weakest = (0..keep.len())
+                .map(|i| (i, step[i].abs() / se[i]))
+                .filter(|&(_, t)| t < SIGNIFICANT)
+                .min_by(|x, y| x.1.total_cmp(&y.1));
+            let Some((i, _)) = weakest else {
+                break (step, keep, separation);
+            };
+            let k = knobs[keep[i]];
+            let sd = se[i] * cols.scale[keep[i]];
+            stayed.push(Stayed {
+                name: k.name.into(),
+                value: (k.get)(c),
+                why: format!(
+                    "the runs move it by {} ± {}: within their spread",
+                    amount(k, step[i] * cols.scale[keep[i]], true),
+                    amount(k, sd, false)
+                ),
+            });
+            keep.remove(i);
+            separation.remove(i);
             continue;
         };
-        rows.push(EstimatorRow::new(
-            format!("{phase} host peak (PSS sum)"),
-            p.host_bytes,
-            peak.pss_sum,
-        ));
+        let k = knobs[keep[i]];
+        let (lo, hi) = k.bounds;
+        stayed.push(Stayed {
+            name: k.name.into(),
+            value: (k.get)(c),
+            why: format!(
+                "the runs ask for {}, outside {}..{}: the model misses these runs elsewhere, not by this coefficient",
+                amount(k, (k.get)(c) + step[i] * cols.scale[keep[i]], false),
+                amount(k, lo, false),
+                amount(k, hi, false)
+            ),
+        });
+        keep.remove(i);
+        separation.remove(i);
+    };
+    let mut out = c.clone();
+    let mut moved = Vec::new();
+    for (i, &j) in keep.iter().enumerate() {
+        let k = knobs[j];
+        let from = (k.get)(c);
+        (k.set)(&mut out, from + step[i] * cols.scale[j]);
+        let to = (k.get)(&out);
+        out.provenance.insert(
+            k.name.into(),
+            format!("fitted to the per-phase peaks, {provenance}"),
+        );
+        moved.push(Moved {
+            name: k.name.into(),
+            from,
+            to,
+            separation: separation[i],
+        });
     }
-    if !m.batches.is_empty() {
-        let mean = m.batches.iter().map(|b| b.bytes).sum::<u64>() / m.batches.len() as u64;
-        let seeds = job.settings.batch_size as f64;
-        let t = &est.train_batch;
-        let predicted: f64 = crate::estimate::batch_tensors(job, seeds, t.mean_nodes, t.mean_edges)
-            .iter()
-            .sum();
-        rows.push(EstimatorRow::new(
-            "mean batch in shared memory".into(),
-            predicted as u64,
-            mean,
-        ));
+    Fit {
+        coefficients: out,
+        moved,
+        stayed,
     }
-    rows
 }
 
-/// The peak host bytes the estimators predict for the calibration job.
-pub fn predicted_peak(job: &Job, coeffs: &Coefficients) -> u64 {
-    predict(job, coeffs)
-        .phases
+fn norm(v: &[f64]) -> f64 {
+    v.iter().map(|x| x * x).sum::<f64>().sqrt()
+}
+
+/// The share of column `j` that the other columns of `set` cannot produce
+/// (least squares), and those others by how much of it they produce.
+fn separation(cols: &Columns, j: usize, set: &[usize]) -> (f64, Vec<(usize, f64)>) {
+    let own = cols.column(j);
+    let others: Vec<usize> = set.iter().copied().filter(|&o| o != j).collect();
+    if others.is_empty() {
+        return (1.0, Vec::new());
+    }
+    let a: Vec<Vec<f64>> = cols
+        .a
         .iter()
-        .map(|p| p.host_bytes)
-        .max()
-        .unwrap_or(0)
+        .map(|r| others.iter().map(|&o| r[o]).collect())
+        .collect();
+    let x = ridge::solve(&a, &own, 1e-12);
+    let residual: Vec<f64> = own
+        .iter()
+        .zip(&a)
+        .map(|(y, r)| y - r.iter().zip(&x).map(|(a, x)| a * x).sum::<f64>())
+        .collect();
+    let mut by: Vec<(usize, f64)> = others
+        .iter()
+        .zip(&x)
+        .map(|(&o, &x)| (o, (x * norm(&cols.column(o))).abs()))
+        .collect();
+    by.sort_by(|p, q| q.1.total_cmp(&p.1));
+    (norm(&residual) / norm(&own).max(1e-300), by)
+}
+
+/// Predicted against measured for each run's phases with `c`: (run, phase,
+/// measured, predicted).
+pub fn phase_errors(runs: &[RunData], c: &Coefficients) -> Vec<(usize, String, f64, f64)> {
+    let mut out = Vec::new();
+    for (i, r) in runs.iter().enumerate() {
+        let p = phase_bytes(&r.job, c);
+        for (phase, m) in &r.measured {
+            if let Some((_, b)) = p.iter().find(|(n, _)| n == phase) {
+                out.push((i, phase.clone(), *m, *b));
+            }
+        }
+    }
+    out
+}
+
+/// `v` in the coefficient's unit, as the report shows values (bytes as
+/// bytes, signed where `signed`): "-4.43 MiB", not "-4644765.8682".
+fn amount(k: &Coefficient, v: f64, signed: bool) -> String {
+    let sign = if v < 0.0 {
+        "-"
+    } else if signed {
+        "+"
+    } else {
+        ""
+    };
+    match k.unit {
+        Unit::Bytes => format!("{sign}{}", crate::units::fmt_bytes(v.abs() as u64)),
+        Unit::BytesPer => format!("{sign}{:.0} B", v.abs()),
+        Unit::Ratio if signed => format!("{v:+.4}"),
+        Unit::Ratio => format!("{v:.4}"),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::calibrate::worker::Done;
+    use crate::calibrate::design::{DESIGN, GRAPH};
+    use crate::estimate::coeff_table::find;
 
-    fn batch(nodes: u64, edges: u64, scratch: u64) -> Done {
-        let before = 10 << 20;
-        Done {
-            slot: 0,
-            nodes,
-            edges,
-            bytes: 0,
-            uss_before: before,
-            uss_sampled: before + index_bytes(nodes, edges) + scratch,
-            uss_built: 0,
+    #[test]
+    fn a_kept_coefficients_reason_shows_its_values_in_its_unit() {
+        let bytes = TABLE.iter().find(|k| k.unit == Unit::Bytes).unwrap();
+        // 4,644,766 B is 4.43 MiB (4,644,766 / 1,048,576 = 4.4296).
+        assert_eq!(amount(bytes, -4_644_766.0, true), "-4.43 MiB");
+        assert_eq!(amount(bytes, 3.0 * 1048576.0, true), "+3.00 MiB");
+        assert_eq!(amount(bytes, 0.0, false), "0 B");
+        if let Some(ratio) = TABLE.iter().find(|k| k.unit == Unit::Ratio) {
+            assert_eq!(amount(ratio, -0.95, false), "-0.9500");
+            assert_eq!(amount(ratio, 0.5, true), "+0.5000");
+        }
+    }
+
+    /// The design's runs, "measured" as the model predicts them with `truth`.
+    fn runs_measured_with(truth: &Coefficients, which: &[usize]) -> Vec<RunData> {
+        which
+            .iter()
+            .map(|&i| {
+                let job = DESIGN[i].planned_job(&GRAPH).unwrap();
+                let measured = phase_bytes(&job, truth)
+                    .into_iter()
+                    .map(|(p, b)| (p.to_string(), b))
+                    .collect();
+                RunData {
+                    name: DESIGN[i].name.into(),
+                    job,
+                    measured,
+                }
+            })
+            .collect()
+    }
+
+    fn with(changes: &[(&str, f64)]) -> Coefficients {
+        let mut c = Coefficients::default();
+        for (name, v) in changes {
+            (find(name).unwrap().set)(&mut c, *v);
+        }
+        c
+    }
+
+    #[test]
+    fn the_design_recovers_what_it_separates_and_keeps_the_rest() {
+        // Machines whose glibc keeps more heap in the first epoch and when
+        // forked for evaluation, small tensors.
+        let truth = with(&[
+            ("cpu_heap_small_tensors", 2.5),
+            ("cpu_heap_small_eval_forked", 5.0),
+        ]);
+        let all: Vec<usize> = (0..DESIGN.len()).collect();
+        let f = fit(
+            &runs_measured_with(&truth, &all),
+            &Coefficients::default(),
+            &[],
+            "test",
+        );
+        for (name, want) in [
+            ("cpu_heap_small_tensors", 2.5),
+            ("cpu_heap_small_eval_forked", 5.0),
+        ] {
+            let got = (find(name).unwrap().get)(&f.coefficients);
+            assert!(
+                (got / want - 1.0).abs() < 0.05,
+                "{name}: {got} (want {want}); {:?}",
+                f.stayed
+            );
+        }
+        // What these runs do not exercise keeps its value, with the reason.
+        let kept: Vec<&str> = f.stayed.iter().map(|s| s.name.as_str()).collect();
+        assert!(kept.contains(&"cpu_heap_large_at_fork"), "{kept:?}");
+        for s in &f.stayed {
+            assert!(!s.why.is_empty());
+            assert_eq!(
+                s.value,
+                (find(&s.name).unwrap().get)(&Coefficients::default())
+            );
         }
     }
 
     #[test]
-    fn the_fit_reads_the_slope_and_the_idle_workers() {
-        // Scratch 40 B/node at 1000 nodes and 60 B/node at 2000:
-        // Σxy = 1000·40,000 + 2000·120,000 = 280,000,000; Σx² = 5,000,000 → 56.
-        let m = Measured {
-            baseline_pss: 5 << 20,
-            idle_worker_uss: vec![3 << 20, 5 << 20],
-            batches: vec![batch(1000, 3000, 40_000), batch(2000, 7000, 120_000)],
-            ..Measured::default()
-        };
-        let c = fit(&m, &Coefficients::default());
-        assert_eq!(c.sampler_bytes_per_node, 56);
-        assert_eq!(c.worker_private_bytes, 4 << 20);
-        assert_eq!(c.runtime_bytes, 5 << 20);
+    fn one_run_fits_only_what_it_determines() {
+        let truth = with(&[("cpu_heap_small_tensors", 5.0)]);
+        let f = fit(
+            &runs_measured_with(&truth, &[0]),
+            &Coefficients::default(),
+            &[],
+            "test",
+        );
+        // Its four phases cannot tell worker pages, idle pages and the two
+        // heap ratios apart: some stay, each with why, and those fitted in
+        // their place reproduce the run.
+        assert!(
+            f.stayed.iter().any(|s| s.why.starts_with("not separated")),
+            "{:?}",
+            f.stayed
+        );
+        assert!(f.moved.len() < 4, "{:?}", f.moved);
+        // Whatever moved reproduces the run.
+        for (_, _, m, p) in phase_errors(&runs_measured_with(&truth, &[0]), &f.coefficients) {
+            assert!((p / m - 1.0).abs() < 0.02, "{p} vs {m}");
+        }
+    }
+
+    #[test]
+    fn runs_that_pull_a_coefficient_apart_leave_it_at_its_value() {
+        // Two runs that move cpu_heap_small_shared, each "measured" with a
+        // different value of it: no value fits both within their spread.
+        let a = runs_measured_with(&with(&[("cpu_heap_small_shared", 3.0)]), &[2]);
+        let b = runs_measured_with(&with(&[("cpu_heap_small_shared", 8.0)]), &[3]);
+        let runs: Vec<RunData> = a.into_iter().chain(b).collect();
+        let f = fit(&runs, &Coefficients::default(), &[], "test");
+        let got = f.coefficients.cpu_heap_small_shared;
         assert_eq!(
-            c.cuda_context_bytes,
-            Coefficients::default().cuda_context_bytes
+            got,
+            Coefficients::default().cpu_heap_small_shared,
+            "{:?}",
+            f.moved
+        );
+        assert!(
+            f.stayed.iter().any(|s| s.name == "cpu_heap_small_shared"),
+            "{:?}",
+            f.stayed
         );
     }
 }

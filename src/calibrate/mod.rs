@@ -1,36 +1,28 @@
-//! `headroom calibrate`: a real calibration workload (synthetic power-law
-//! graph, PyG-style neighbor sampling in re-executed worker processes that
-//! share the graph and hand batches back through shared memory, a SAGE
-//! training step) whose measurements fit the estimators' machine-dependent
-//! coefficients and check every estimator against this machine.
+//! `headroom calibrate`: the memory model's coefficients measured on the
+//! user's own stack. Without a job: a small designed set of real PyG
+//! training runs (`design`, `train.py`) made with the user's Python, each
+//! under the probe in its own memory cgroup (`runner`), the machine's facts
+//! that need no torch (`machine`, `glibc`) and, where a GPU is found, the
+//! card's and PyTorch's facts against the allocator simulator (`gpu`). With
+//! `--from DIR...`: probed runs of the user's own job. Either way the runs
+//! are fitted alike (`from_run`, `columns`, `fit`, `fit_runs`): what a run
+//! shows directly is read, what the runs separate is fitted, the rest kept
+//! with the reason, and the file records the stack it belongs to (`file`).
 
 pub mod cli;
+pub mod columns;
 pub mod corpus;
-pub mod epoch;
+pub mod design;
+pub mod file;
 pub mod fit;
-pub mod fit_gpu;
+pub mod fit_runs;
 pub mod from_run;
+pub mod glibc;
 pub mod gpu;
-pub mod graph;
-pub mod layout;
-pub mod measure;
+mod gpu_text;
+pub mod machine;
+mod machine_text;
 pub mod report;
 pub mod ridge;
-pub mod rng;
-pub mod sampler;
-pub mod shm;
-pub mod train;
-pub mod worker;
-pub mod workload;
-
-/// Fixes glibc's mmap threshold at 128 KiB: large arrays are then mapped and
-/// given back to the kernel when freed (the dynamic threshold would move them
-/// onto the heap, where freed pages stay resident), so resident memory
-/// follows the live arrays as PyTorch's allocations do.
-pub fn fix_malloc_threshold() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only changes allocator tuning.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
-    }
-}
+pub mod runner;
+pub mod spread;

@@ -1,80 +1,85 @@
-//! What `headroom calibrate` prints: every estimator compared with this
-//! run's measurement, the fitted coefficients, the per-phase readings, the
-//! check at a setting the fit did not see, and the GPU step's outcome.
+//! What `headroom calibrate` prints: the stack and the machine, which run
+//! moves which coefficient (the design checked, not asserted), each run's
+//! phases predicted before and after the fit against the measurement, what
+//! was measured directly, fitted, or kept and why, and the GPU's facts.
 
 use std::io::Write;
 
 use serde::Serialize;
-use tabled::settings::Style;
-use tabled::settings::object::Columns;
-use tabled::settings::{Alignment, Modify};
 
-use super::fit::EstimatorRow;
-use super::measure::PhasePeak;
+use super::fit::{Moved, Stayed};
+use super::from_run::Direct;
+use super::gpu::GpuOutcome;
+use super::machine::Machine;
 use crate::estimate::Coefficients;
 use crate::output::Report;
+use crate::spec::Stack;
 use crate::units::fmt_bytes;
 
-/// The workload that ran.
+/// One phase of one run.
 #[derive(Debug, Clone, Serialize)]
-pub struct Workload {
-    /// Nodes of the synthetic graph.
-    pub nodes: u64,
-    /// Edges generated.
-    pub edges: u64,
-    /// Features per node (float32).
-    pub features: u64,
-    /// Worker processes.
-    pub workers: u32,
-    /// Seeds per batch.
-    pub batch_size: u64,
-    /// Neighbors per hop.
-    pub fanout: Vec<i64>,
-    /// Training batches.
-    pub batches: u64,
-    /// Seed.
-    pub seed: u64,
-}
-
-/// The calibrated plan at a setting the fit did not measure, against a run there.
-#[derive(Debug, Clone, Serialize)]
-pub struct Generalisation {
-    /// Seeds per batch of the check run.
-    pub batch_size: u64,
-    /// Workers of the check run.
-    pub workers: u32,
-    /// Peak host bytes the calibrated estimators predict there.
-    pub predicted_bytes: u64,
-    /// Peak PSS sum measured there.
+pub struct PhaseFit {
+    /// The phase.
+    pub phase: String,
+    /// Measured peak (cgroup anon + shmem), bytes.
     pub measured_bytes: u64,
-    /// (predicted − measured) / measured.
-    pub rel_error: f64,
+    /// Predicted with the coefficients the fit started from.
+    pub before_bytes: u64,
+    /// Predicted with the fitted ones.
+    pub after_bytes: u64,
 }
 
-/// `headroom calibrate`'s report.
+/// One run.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunReport {
+    /// Its name (design) or directory (`--from`).
+    pub name: String,
+    /// Where its probe files are.
+    pub dir: String,
+    /// Seconds it took, when calibrate made it.
+    pub seconds: Option<f64>,
+    /// The job the probe observed, as a job spec.
+    pub job: serde_json::Value,
+    /// Its phases.
+    pub phases: Vec<PhaseFit>,
+}
+
+/// Which runs move one coefficient.
+#[derive(Debug, Clone, Serialize)]
+pub struct Coverage {
+    /// The coefficient.
+    pub name: &'static str,
+    /// Per run, its largest effect on a measured phase, as a share of the
+    /// phase, for a 100 % change (a 0 default: a change of 1).
+    pub effect: Vec<f64>,
+    /// Runs that it moves by 1 % or more.
+    pub moved_by: usize,
+}
+
+/// `headroom calibrate`'s report (with or without `--from`).
 #[derive(Debug, Clone, Serialize)]
 pub struct CalibrateReport {
-    /// The workload measured.
-    pub workload: Workload,
-    /// Every estimator compared, with the fitted coefficients.
-    pub estimators: Vec<EstimatorRow>,
-    /// The coefficients written: the framework constants of real Python
-    /// jobs (never this Rust workload's), with the GPU context where measured.
+    /// The stack the runs ran on.
+    pub stack: Option<Stack>,
+    /// The machine's facts (not read with `--from`: the runs may be another machine's).
+    pub machine: Option<Machine>,
+    /// The runs.
+    pub runs: Vec<RunReport>,
+    /// Which runs move which fitted coefficient, on the observed jobs.
+    pub coverage: Vec<Coverage>,
+    /// Read directly off the runs.
+    pub measured: Vec<Direct>,
+    /// Fitted.
+    pub fitted: Vec<Moved>,
+    /// Kept, and why.
+    pub kept: Vec<Stayed>,
+    /// The coefficients written.
     pub coefficients: Coefficients,
-    /// What this Rust workload measured for its own runtime, worker pages and
-    /// sampler scratch: used to check the mechanisms on this run, not written.
-    pub workload_coefficients: Coefficients,
-    /// Per-phase peaks measured (load, build_loaders, train).
-    pub phases: Vec<(String, PhasePeak)>,
-    /// The check at another batch size and worker count; null when skipped.
-    pub generalisation: Option<Generalisation>,
-    /// The GPU step, in one line.
-    pub gpu: String,
-    /// What the GPU step measured; null when it did not run.
-    pub gpu_measured: Option<crate::calibrate::gpu::GpuMeasured>,
-    /// Where the calibration file was written; null when not written.
+    /// The GPU step.
+    pub gpu: Option<GpuOutcome>,
+    /// Where the file went (none: not written).
     pub written_to: Option<String>,
-    /// Wall time of the whole calibration, seconds.
+    /// Wall time, seconds.
     pub seconds: f64,
 }
 
@@ -82,182 +87,106 @@ fn pct(e: f64) -> String {
     format!("{:+.1}%", e * 100.0)
 }
 
-impl Report for CalibrateReport {
-    fn write_text(&self, w: &mut dyn Write) -> std::io::Result<()> {
-        let wl = &self.workload;
+impl CalibrateReport {
+    fn write_coverage(&self, w: &mut dyn Write) -> std::io::Result<()> {
         writeln!(
             w,
-            "headroom calibrate: {} nodes, {} edges, {} features; batch {}, fanout {:?}, {} workers, {} batches, seed {}",
-            wl.nodes,
-            wl.edges,
-            wl.features,
-            wl.batch_size,
-            wl.fanout,
-            wl.workers,
-            wl.batches,
-            wl.seed
+            "which run moves which coefficient (largest phase change for a 100 % change; . under 1 %):"
         )?;
-        let rows: Vec<[String; 4]> = self
-            .estimators
-            .iter()
-            .map(|r| {
-                [
-                    r.name.clone(),
-                    fmt_bytes(r.predicted_bytes),
-                    fmt_bytes(r.measured_bytes),
-                    pct(r.rel_error),
-                ]
-            })
-            .collect();
-        let mut t = tabled::builder::Builder::default();
-        t.push_record(["estimator", "predicted", "measured", "error"]);
-        for r in rows {
-            t.push_record(r);
+        write!(w, "  {:<28}", "coefficient")?;
+        for i in 0..self.runs.len() {
+            write!(w, " {:>5}", format!("r{}", i + 1))?;
         }
-        let mut table = t.build();
-        table
-            .with(Style::rounded())
-            .with(Modify::new(Columns::new(1..)).with(Alignment::right()));
-        writeln!(w, "{table}")?;
-        let mut t = tabled::builder::Builder::default();
-        t.push_record([
-            "measured",
-            "RSS sum",
-            "host (PSS)",
-            "queued shm",
-            "largest worker USS",
-            "cgroup usage",
-        ]);
-        for (phase, p) in &self.phases {
-            t.push_record([
-                phase.clone(),
-                fmt_bytes(p.rss_sum),
-                fmt_bytes(p.pss_sum),
-                fmt_bytes(p.unmapped_shm),
-                p.worker_uss
-                    .values()
-                    .max()
-                    .map_or("·".into(), |&u| fmt_bytes(u)),
-                p.cgroup_usage.map_or("·".into(), fmt_bytes),
-            ]);
-        }
-        let mut table = t.build();
-        table
-            .with(Style::rounded())
-            .with(Modify::new(Columns::new(1..)).with(Alignment::right()));
-        writeln!(w, "{table}")?;
-        let m = &self.workload_coefficients;
-        writeln!(
-            w,
-            "measured on this workload (a Rust process: checks the mechanisms above, not written):"
-        )?;
-        writeln!(
-            w,
-            "  runtime {}, worker private pages {}, sampler scratch {} B/node",
-            fmt_bytes(m.runtime_bytes),
-            fmt_bytes(m.worker_private_bytes),
-            m.sampler_bytes_per_node
-        )?;
-        let c = &self.coefficients;
-        writeln!(w, "coefficients written (Python jobs):")?;
-        for (name, value) in [
-            ("runtime_bytes", fmt_bytes(c.runtime_bytes)),
-            ("worker_private_bytes", fmt_bytes(c.worker_private_bytes)),
-            (
-                "sampler_bytes_per_node",
-                format!("{} B", c.sampler_bytes_per_node),
-            ),
-        ] {
-            writeln!(w, "  {name:<23} {value} ({})", c.provenance_of(name))?;
-        }
-        writeln!(
-            w,
-            "  cuda_context_bytes      {} ({})",
-            fmt_bytes(c.cuda_context_bytes),
-            if c.cuda_context_measured {
-                "measured: NVML less the live segments"
-            } else {
-                "not measured: default"
+        writeln!(w, "  runs")?;
+        for c in &self.coverage {
+            write!(w, "  {:<28}", c.name)?;
+            for e in &c.effect {
+                let cell = if *e < super::columns::MOVES {
+                    ".".to_string()
+                } else {
+                    format!("{:.0}%", e * 100.0)
+                };
+                write!(w, " {cell:>5}")?;
             }
-        )?;
-        writeln!(
-            w,
-            "  allocator_reserve_fraction {} (not measured: default)",
-            c.allocator_reserve_fraction
-        )?;
-        if let Some(g) = &self.generalisation {
-            writeln!(
-                w,
-                "check at batch {} with {} workers (not fitted on): predicted peak {}, measured {} ({})",
-                g.batch_size,
-                g.workers,
-                fmt_bytes(g.predicted_bytes),
-                fmt_bytes(g.measured_bytes),
-                pct(g.rel_error)
-            )?;
+            writeln!(w, "  {}", c.moved_by)?;
         }
-        writeln!(w, "{}", self.gpu)?;
-        if let Some(p) = &self.written_to {
-            writeln!(w, "written to {p} (plan --calibration {p})")?;
-        }
-        writeln!(w, "took {:.1} s", self.seconds)
+        Ok(())
     }
 }
 
-/// What `calibrate --from DIR` did.
-#[derive(Debug, Clone, Serialize)]
-pub struct FromRunReport {
-    /// The probed run directory.
-    pub from: String,
-    /// The job the probe saw, as a job spec.
-    pub job: serde_json::Value,
-    /// What the probe could not see, with the value taken.
-    pub assumed: Vec<String>,
-    /// The fit: coefficients, what moved, phases before and after.
-    pub fit: super::from_run::FromRun,
-    /// Where the calibration file was written.
-    pub written_to: Option<String>,
-}
-
-impl Report for FromRunReport {
+impl Report for CalibrateReport {
     fn write_text(&self, w: &mut dyn Write) -> std::io::Result<()> {
-        writeln!(w, "calibrated from the probed run in {}", self.from)?;
+        if let Some(s) = &self.stack {
+            writeln!(w, "stack: {}", s.line())?;
+        }
+        if let Some(m) = &self.machine {
+            super::machine_text::write(m, w)?;
+        }
         writeln!(
             w,
-            "  {:<14} {:>11} {:>16} {:>16}",
-            "phase", "measured", "before", "after"
+            "runs (cgroup anon + shmem; predicted before -> after the fit):"
         )?;
-        let cell = |r: &crate::probe::phases::PhaseRow| match r.rel_error {
-            Some(e) => format!("{} {:+.1}%", fmt_bytes(r.predicted_bytes), e * 100.0),
-            None => fmt_bytes(r.predicted_bytes),
-        };
-        for (b, a) in self.fit.before.iter().zip(&self.fit.after) {
-            let m = b
-                .measured_bytes
-                .map(fmt_bytes)
-                .unwrap_or_else(|| "-".into());
+        for (i, r) in self.runs.iter().enumerate() {
+            let took = r.seconds.map(|s| format!(", {s:.0} s")).unwrap_or_default();
+            writeln!(w, "  r{} {}{took}", i + 1, r.name)?;
+            for p in &r.phases {
+                let m = p.measured_bytes as f64;
+                writeln!(
+                    w,
+                    "    {:<14} {:>10}  {:>7} -> {:>7}",
+                    p.phase,
+                    fmt_bytes(p.measured_bytes),
+                    pct((p.before_bytes as f64 - m) / m),
+                    pct((p.after_bytes as f64 - m) / m)
+                )?;
+            }
+        }
+        self.write_coverage(w)?;
+        for d in &self.measured {
             writeln!(
                 w,
-                "  {:<14} {:>11} {:>16} {:>16}",
-                b.phase,
-                m,
-                cell(b),
-                cell(a)
+                "measured: {} = {} ({}; median of {} runs)",
+                d.name,
+                show(d.name, d.value),
+                d.what,
+                d.runs
             )?;
         }
-        let c = &self.fit.coefficients;
-        writeln!(
-            w,
-            "runtime_bytes: {} ({})",
-            fmt_bytes(c.runtime_bytes),
-            c.provenance_of("runtime_bytes")
-        )?;
-        for m in &self.fit.moved {
-            writeln!(w, "{}: {:.4} -> {:.4}", m.name, m.from, m.to)?;
+        for m in &self.fitted {
+            writeln!(
+                w,
+                "fitted:   {} {} -> {} (separation {:.2})",
+                m.name,
+                show(&m.name, m.from),
+                show(&m.name, m.to),
+                m.separation
+            )?;
+        }
+        for s in &self.kept {
+            writeln!(
+                w,
+                "kept:     {} = {}: {}",
+                s.name,
+                show(&s.name, s.value),
+                s.why
+            )?;
+        }
+        if let Some(g) = &self.gpu {
+            super::gpu_text::write(g, w)?;
         }
         match &self.written_to {
-            Some(p) => writeln!(w, "written to {p}"),
-            None => writeln!(w, "not written (no config directory; give --out)"),
+            Some(p) => writeln!(w, "written to {p} (plan --calibration {p})")?,
+            None => writeln!(w, "not written (no config directory; give --out)")?,
         }
+        writeln!(w, "took {:.0} s", self.seconds)
+    }
+}
+
+/// A coefficient's value as people read it: bytes for byte counts.
+pub fn show(name: &str, v: f64) -> String {
+    match crate::estimate::coeff_table::find(name).map(|k| k.unit) {
+        Some(crate::estimate::coeff_table::Unit::Bytes) => fmt_bytes(v.max(0.0) as u64),
+        Some(crate::estimate::coeff_table::Unit::BytesPer) => format!("{v:.0} B"),
+        _ => format!("{v:.3}"),
     }
 }

@@ -255,6 +255,12 @@ impl JobArgs {
             crate::script::Input::NotScript => (load(&self.job)?, None),
         };
         self.apply(&mut loaded.spec, &mut loaded.warnings)?;
+        // A calibration is its stack's: say so when the job's is another, or
+        // (the job's unknown) which one the file is for.
+        loaded.warnings.extend(crate::calibrate::file::stack_note(
+            self.calibration.as_deref(),
+            loaded.spec.stack.as_ref(),
+        ));
         if let Some(r) = reading.as_mut() {
             r.job = loaded.spec.clone();
         }

@@ -100,7 +100,7 @@ pub fn observe(ev: &Events) -> Result<Observed> {
         .events
         .iter()
         .find(|e| e.ev == "dataset" && e.u64("data_id") == train.u64("data_id"));
-    let spec = json!({
+    let mut spec = json!({
         "name": "observed",
         "dataset": super::spec::dataset_json(dataset, train, evals.as_slice(), ev, &mut assumed)?,
         "model": super::spec::model_json(ev, &mut assumed),
@@ -113,6 +113,9 @@ pub fn observe(ev: &Events) -> Result<Observed> {
             .count()
             .max(1),
     });
+    if let Some(stack) = super::spec::stack_json(ev) {
+        spec["stack"] = stack;
+    }
     if train.bool("is_sorted") == Some(true) {
         assumed.push("load.sort_edges: false (is_sorted: edge_index taken as stored sorted, not sorted by the script)".into());
     }

@@ -469,11 +469,39 @@ def _imported(mod):
     _emit("import", name=mod.__name__)
 
 
+def _version(name):
+    m = sys.modules.get(name)
+    v = getattr(m, "__version__", None)
+    return str(v) if v is not None else None
+
+
+def _pyg_imported(mod):
+    """The import's moment (the runtime's memory) and the stack the job runs
+    on: a calibration file is only good for the stack it was measured on.
+    PyG imports its sampler backend itself (torch_geometric.typing); which
+    one NeighborSampler calls is the one its flags say."""
+    _emit("import", name=mod.__name__)
+    typing = sys.modules.get("torch_geometric.typing")
+    backend = None
+    if getattr(typing, "WITH_PYG_LIB", False):
+        backend = "pyg-lib"
+    elif getattr(typing, "WITH_TORCH_SPARSE", False):
+        backend = "torch-sparse"
+    try:
+        glibc = os.confstr("CS_GNU_LIBC_VERSION")
+    except (ValueError, OSError):
+        glibc = None
+    _emit("stack", python=sys.version.split()[0], torch=_version("torch"),
+          torch_geometric=_version("torch_geometric"), sampler=backend,
+          pyg_lib=_version("pyg_lib"), torch_sparse=_version("torch_sparse"),
+          glibc=glibc, kernel=os.uname().release)
+
+
 _PATCHES = {
     "torch": _imported,
     "torch.utils.data.dataloader": _patch_dataloader,
     "torch.optim.optimizer": _patch_optimizer,
-    "torch_geometric": _imported,
+    "torch_geometric": _pyg_imported,
     "torch_geometric.loader.neighbor_loader": _patch_pyg_loader("NeighborLoader"),
     "torch_geometric.loader.link_neighbor_loader": _patch_pyg_loader("LinkNeighborLoader"),
     "torch_geometric.utils.undirected": _patch_undirected,

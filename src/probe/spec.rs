@@ -158,3 +158,25 @@ pub(super) fn device(ev: &Events, assumed: &mut Vec<String>) -> &'static str {
         }
     }
 }
+
+/// The stack the probe read when PyG was imported (`stack` event), with
+/// only the fields it knew; None when it never saw PyG imported.
+pub(super) fn stack_json(ev: &Events) -> Option<Value> {
+    let e = first(ev, "stack")?;
+    let mut out = serde_json::Map::new();
+    for k in [
+        "python",
+        "torch",
+        "torch_geometric",
+        "sampler",
+        "pyg_lib",
+        "torch_sparse",
+        "glibc",
+        "kernel",
+    ] {
+        if let Some(v) = e.str(k) {
+            out.insert(k.into(), v.into());
+        }
+    }
+    Some(Value::Object(out))
+}

@@ -8,6 +8,7 @@ mod load;
 mod resolve;
 pub mod sbatch;
 pub(crate) mod slurm_request;
+mod stack;
 mod types;
 mod yaml_depth;
 
@@ -16,4 +17,5 @@ pub use yaml_depth::check as check_yaml_depth;
 pub use fanout::parse_fanout;
 pub use load::{Loaded, from_text, load};
 pub use resolve::{Job, ModelKind};
+pub use stack::Stack;
 pub use types::*;

@@ -41,6 +41,10 @@ pub struct JobSpec {
     /// CPU cores per rank (`--cpus-per-task`): bounds the worker search.
     #[serde(default)]
     pub cpus: Option<u32>,
+    /// The software stack the job runs on, where known (`watch --probe`
+    /// records it): `plan` compares it with the calibration file's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack: Option<super::Stack>,
 }
 
 fn one() -> u32 {
@@ -389,6 +393,7 @@ impl JobSpec {
             ranks_per_node: 1,
             epochs: 100,
             cpus: None,
+            stack: None,
         }
     }
 }

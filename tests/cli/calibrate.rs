@@ -1,300 +1,288 @@
-//! End-to-end tests of `headroom calibrate`: a real calibration run on a
-//! small graph (about 60 MiB: 60,000 nodes × 64 float32 features = 15 MiB,
-//! ~600,000 edges: 9.7 MiB of edge_index and 10 MiB of CSC, plus the sort's
-//! transient, batches and the model), its predicted-vs-measured table, the
-//! calibration file read back by `plan --calibration`, a run at a setting the
-//! fit did not see, a second seed, bad input and the workers' clean end.
-//!
-//! Tolerance: 10 % on every host figure, the bound issue 6 sets. The
-//! estimators describe the worst moment of each phase; the measurement is the
-//! largest full PSS sweep taken at the moments the estimators name, so an
-//! estimator that double counts or misses a mechanism shows up as an error
-//! of its size (see docs/calibrate.md for the errors measured).
+//! End-to-end tests of `headroom calibrate`: a Python without torch gets
+//! the machine's facts and exit 0; bad input is one line and exit 2; glibc's
+//! malloc thresholds are read from the running C library; `--from` fits one
+//! recorded probed run (tests/fixtures/probe/pl200k-w2) and two of another
+//! job at two batch sizes (tests/fixtures/probe/pl200k-b512, -b2048), and
+//! `plan` says which stack a calibration is for; where benches/pyg/.venv
+//! exists, the whole designed calibration runs for real.
 
-use std::path::Path;
-use std::time::{Duration, Instant};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-use crate::util::{headroom, json_of};
+use crate::util::{fixture, headroom, json_of, python};
 
-const SMALL: &[&str] = &[
-    "calibrate",
-    "--nodes",
-    "60000",
-    "--avg-degree",
-    "10",
-    "--features",
-    "64",
-    "--workers",
-    "2",
-    "--format",
-    "json",
-];
-
-/// Batch size and batches of the calibration run.
-const BATCHES: &[&str] = &["--batch-size", "64", "--batches", "20"];
-
-/// Calibration runs measure memory: one at a time, so two runs of the same
-/// binary do not split its file pages between them mid-run.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn calibrate(extra: &[&str], out: &Path) -> serde_json::Value {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    json_of(
-        headroom()
-            .args(SMALL)
-            .args(BATCHES)
-            .args(extra)
-            .arg("--out")
-            .arg(out)
-            .timeout(Duration::from_secs(120)),
-    )
-}
-
-/// `plan ogbn-arxiv --mem 8G --workers W --calibration FILE --format json`.
-fn plan_with(file: &Path, workers: &str) -> serde_json::Value {
-    json_of(
-        headroom()
-            .args(["plan", "ogbn-arxiv", "--mem", "8G", "--workers", workers])
-            .args(["--format", "json", "--calibration"])
-            .arg(file),
-    )
-}
-
-fn rel(a: f64, b: f64) -> f64 {
-    (a - b).abs() / b
+/// A `python3` that sees no site-packages (`-I -S`): no torch, whatever is installed.
+fn bare_python(dir: &Path) -> Option<PathBuf> {
+    let py = python()?;
+    let p = dir.join("bare-python");
+    std::fs::write(&p, format!("#!/bin/sh\nexec {py} -I -S \"$@\"\n")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    Some(p)
 }
 
 #[test]
-fn a_small_calibration_checks_every_estimator_and_generalises() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("cal.yaml");
-    // The check run: half the batch size and one more worker (the defaults).
-    let r = calibrate(&["--no-gpu"], &file);
-    let rows = r["estimators"].as_array().unwrap();
-    // load, build_loaders and train (PSS sum), the mean batch.
-    assert_eq!(rows.len(), 4, "{rows:?}");
-    for row in rows {
-        let e = row["rel_error"].as_f64().unwrap();
-        eprintln!("{}: {:+.2}%", row["name"], e * 100.0);
-        assert!(e.abs() < 0.10, "{row}");
-        // measured is bytes, and the small graph is between 20 and 200 MiB per phase.
-        let m = row["measured_bytes"].as_u64().unwrap();
-        assert!(m > 500_000 && m < 200 << 20, "{row}");
-    }
-    let g = &r["generalisation"];
-    assert_eq!(
-        (g["batch_size"].as_u64(), g["workers"].as_u64()),
-        (Some(32), Some(3))
-    );
-    eprintln!(
-        "generalisation: {:+.2}%",
-        g["rel_error"].as_f64().unwrap() * 100.0
-    );
-    assert!(g["rel_error"].as_f64().unwrap().abs() < 0.10, "{g}");
-    assert_eq!(r["gpu"], "GPU calibration skipped (--no-gpu)");
-    assert!(r["gpu_measured"].is_null());
-
-    // What the file holds: the framework constants of real Python jobs, not
-    // this Rust workload's (a 5 MiB runtime would make every plan of a real
-    // job unsafe), each with where it came from.
-    let written = &r["coefficients"];
-    let fitted = &r["workload_coefficients"];
-    let defaults = headroom::estimate::Coefficients::default();
-    assert_eq!(
-        written["runtime_bytes"].as_u64(),
-        Some(defaults.runtime_bytes)
-    );
-    assert_eq!(
-        written["worker_private_bytes"].as_u64(),
-        Some(defaults.worker_private_bytes)
-    );
-    assert!(fitted["runtime_bytes"].as_u64().unwrap() < defaults.runtime_bytes / 4);
-    let source = written["provenance"]["runtime_bytes"].as_str().unwrap();
-    assert!(
-        source.contains("torch") && source.contains("PyG"),
-        "{source}"
-    );
-    let loaded = headroom::estimate::load_coefficients(Some(&file)).unwrap();
-    // Plans of the real-run corpus keep their bounds after calibrating.
-    let rows = headroom::calibrate::corpus::compare(headroom::calibrate::corpus::EMBEDDED, &loaded)
-        .unwrap();
-    // The same bounds as tests/cli/corpus.rs (what holds today; see there).
-    for (mode, max) in [("cgroup", 0.35), ("rss_sum", 0.25)] {
-        let a = headroom::calibrate::corpus::accuracy(&rows, mode);
-        assert!(
-            a.rows >= 40 && a.median_abs <= 0.05 && a.max_abs <= max && a.under_5pct == 0,
-            "{mode}: {a:?}"
-        );
-    }
-
-    // The file round trip: plan reads it, says so, and says where each
-    // coefficient it used came from.
-    let p = plan_with(&file, "0");
-    assert_eq!(p["coefficients"], file.display().to_string());
-    assert_eq!(
-        p["components"][0]["host"][0]["bytes"].as_u64(),
-        Some(defaults.runtime_bytes)
-    );
-    let sources = p["coefficient_sources"].as_array().unwrap();
-    let runtime = sources
-        .iter()
-        .find(|c| c["name"] == "runtime_bytes")
-        .unwrap();
-    assert_eq!(runtime["source"].as_str(), Some(source));
-
-    // A second seed: another graph, features and sampling.
-    let r2 = calibrate(
-        &["--seed", "2", "--no-check"],
-        &dir.path().join("cal2.yaml"),
-    );
-    for row in r2["estimators"].as_array().unwrap() {
-        assert!(row["rel_error"].as_f64().unwrap().abs() < 0.10, "{row}");
-    }
-    // The runtime is the same program's pages before any data: 10 %.
-    // A worker's private pages are ~1.5 MiB of heap whose high-water mark
-    // depends on the largest batches that worker happened to build (another
-    // seed, other batches) and on which freed small chunks malloc keeps: a few
-    // hundred KiB either way, so 25 % between two seeds. The per-node sampler
-    // scratch (a few bytes a node seen through 4 KiB pages) is not compared
-    // itself. What must agree tightly is what they predict, below.
-    let c1 = &r["workload_coefficients"];
-    let c2 = &r2["workload_coefficients"];
-    for (k, tol) in [("runtime_bytes", 0.10), ("worker_private_bytes", 0.25)] {
-        let (a, b) = (c1[k].as_f64().unwrap(), c2[k].as_f64().unwrap());
-        eprintln!("{k}: {a} vs {b}");
-        assert!(rel(a, b) < tol, "{k}: {a} vs {b}");
-    }
-    // Same job, both calibrations: the same plan (the host constants are not
-    // the Rust workload's, so another seed cannot move them).
-    let file2 = dir.path().join("cal2.yaml");
-    let peak = |f: &Path| plan_with(f, "4")["peak_host_bytes"].as_f64().unwrap();
-    assert_eq!(peak(&file), peak(&file2));
-}
-
-#[test]
-fn bad_sizes_are_one_line_errors_with_status_2() {
-    for (args, needle) in [
-        (&["--nodes", "0"][..], "--nodes: 0 is out of range"),
-        (&["--workers", "0"][..], "--workers: 0 is out of range"),
-        (&["--fanout", "0,5"][..], "--fanout: 0 is out of range"),
-        (
-            &["--batch-size", "0"][..],
-            "--batch-size: 0 is out of range",
-        ),
-        (&["--avg-degree", "1e9"][..], "--avg-degree"),
-    ] {
-        let o = headroom().arg("calibrate").args(args).output().unwrap();
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(needle), "{args:?}: {err}");
-        assert_eq!(err.trim().lines().count(), 1, "{err}");
-    }
-}
-
-#[test]
-fn a_calibration_larger_than_memory_is_refused_before_allocating() {
-    // 2^31 nodes × 4096 float32 features = 32 TiB of features alone.
-    let t = Instant::now();
+fn without_torch_it_measures_the_machine_says_so_in_one_line_and_exits_0() {
+    let t = tempfile::tempdir().unwrap();
+    let Some(py) = bare_python(t.path()) else {
+        eprintln!("skipped: no python3 here");
+        return;
+    };
+    let out = t.path().join("cal.yaml");
     let o = headroom()
-        .args([
-            "calibrate",
-            "--nodes",
-            "2147483648",
-            "--features",
-            "4096",
-            "--no-check",
-        ])
+        .args(["calibrate", "--python"])
+        .arg(&py)
+        .arg("--out")
+        .arg(&out)
         .output()
         .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(o.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(
-        err.contains("needs about") && err.contains("TiB") && err.contains("MemAvailable"),
-        "{err}"
+        stderr.contains("has neither torch nor torch_geometric"),
+        "{stderr}"
     );
-    // Refused at once: nothing of that size was touched.
-    assert!(t.elapsed() < Duration::from_secs(5));
-}
-
-fn children(pid: u32) -> Vec<u32> {
-    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
-        .unwrap_or_default()
-        .split_whitespace()
-        .filter_map(|t| t.parse().ok())
-        .collect()
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("page size") && stdout.contains("/dev/shm"),
+        "{stdout}"
+    );
+    // Nothing was fitted, so nothing replaces a calibration file.
+    assert!(!out.exists());
+    // The same as JSON: this machine's page size, as getconf reads it.
+    let j = json_of(
+        headroom()
+            .args(["calibrate", "--format", "json", "--python"])
+            .arg(&py),
+    );
+    let page = std::process::Command::new("getconf")
+        .arg("PAGESIZE")
+        .output();
+    if let Some(p) = page.ok().filter(|p| p.status.success()) {
+        let want: u64 = String::from_utf8_lossy(&p.stdout).trim().parse().unwrap();
+        assert_eq!(j["machine"]["page_size"].as_u64(), Some(want));
+    }
+    // The GPU step needs no PyG: it is made (here: said why it could not
+    // be) unless --no-gpu.
+    let note = j["gpu"]["note"].as_str().unwrap_or_default();
+    if !Path::new("/dev/nvidia0").exists() {
+        assert!(note.starts_with("no GPU"), "{}", j["gpu"]);
+    } else {
+        assert!(note.starts_with("GPU: "), "{}", j["gpu"]);
+    }
+    let off = json_of(
+        headroom()
+            .args(["calibrate", "--no-gpu", "--format", "json", "--python"])
+            .arg(&py),
+    );
+    assert!(off["gpu"].is_null(), "{off}");
 }
 
 #[test]
-fn workers_die_with_their_parent() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_headroom"))
-        .args(SMALL)
-        .args([
-            "--batches",
-            "400",
-            "--batch-size",
-            "16",
-            "--no-check",
-            "--out",
-            "/dev/null",
-        ])
-        .stdout(std::process::Stdio::null())
-        .spawn()
+fn a_python_that_cannot_run_is_one_line_and_exit_2() {
+    let t = tempfile::tempdir().unwrap();
+    let o = headroom()
+        .args(["calibrate", "--python"])
+        .arg(t.path().join("no-such-python"))
+        .output()
         .unwrap();
-    let start = Instant::now();
-    let mut workers = Vec::new();
-    while workers.len() < 2 && start.elapsed() < Duration::from_secs(60) {
-        std::thread::sleep(Duration::from_millis(50));
-        workers = children(child.id());
-    }
-    assert_eq!(workers.len(), 2, "the workers never started");
-    child.kill().unwrap();
-    child.wait().unwrap();
-    // PR_SET_PDEATHSIG: the kernel kills each worker when its parent dies.
-    let gone = |p: &u32| {
-        std::fs::read_to_string(format!("/proc/{p}/stat"))
-            .map(|s| s.contains(") Z "))
-            .unwrap_or(true)
-    };
-    let start = Instant::now();
-    while !workers.iter().all(gone) && start.elapsed() < Duration::from_secs(5) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(
-        workers.iter().all(gone),
-        "workers {workers:?} outlived their parent"
-    );
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(e.contains("no-such-python"), "{e}");
 }
 
 #[test]
-fn the_gpu_step_runs_where_a_gpu_is_found_and_says_so_where_not() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("cal.yaml");
-    let r = calibrate(&["--no-check"], &file);
-    let text = std::fs::read_to_string(&file).unwrap();
-    if r["gpu_measured"].is_null() {
-        let note = r["gpu"].as_str().unwrap();
-        eprintln!("skipped: {note}");
-        assert!(note.contains("skipped"), "{note}");
-        assert!(!text.contains("driver_version") && text.contains("cuda_context_measured: false"));
+fn glibcs_malloc_thresholds_are_read_from_the_running_library() {
+    let probe = |env: Option<&str>| -> serde_json::Value {
+        let mut cmd = headroom();
+        cmd.arg("__malloc-probe").env_remove("GLIBC_TUNABLES");
+        match env {
+            Some(v) => cmd.env("MALLOC_MMAP_THRESHOLD_", v),
+            None => cmd.env_remove("MALLOC_MMAP_THRESHOLD_"),
+        };
+        json_of(&mut cmd)
+    };
+    let free = probe(None);
+    if free.is_null() {
+        eprintln!("skipped: not glibc (or its chunk layout could not be read)");
         return;
     }
-    let g = &r["gpu_measured"];
-    let rows = r["estimators"].as_array().unwrap();
-    let names: Vec<&str> = rows.iter().filter_map(|r| r["name"].as_str()).collect();
-    assert!(names.contains(&"train GPU peak (NVML)"), "{names:?}");
-    for row in rows {
-        eprintln!(
-            "{}: {:+.2}%",
-            row["name"],
-            row["rel_error"].as_f64().unwrap() * 100.0
+    // A threshold set in the environment is found exactly and never rises.
+    let set = probe(Some("65536"));
+    assert_eq!(set["mmap_threshold"], 65536, "{set}");
+    assert_eq!(set["mmap_threshold_max"], 65536, "{set}");
+    // Left alone, freeing a large mapping raises it by megabytes.
+    let (t, max) = (
+        free["mmap_threshold"].as_u64().unwrap(),
+        free["mmap_threshold_max"].as_u64().unwrap(),
+    );
+    assert!(t.is_power_of_two() && max > 8 * t, "{free}");
+}
+
+/// `calibrate --from DIRS --format json --out OUT`.
+fn from(dirs: &[PathBuf], out: &Path) -> serde_json::Value {
+    json_of(
+        headroom()
+            .args(["calibrate", "--format", "json", "--from"])
+            .args(dirs)
+            .arg("--out")
+            .arg(out),
+    )
+}
+
+/// The main process's RssAnon + RssShmem at the probe's torch_geometric import event.
+fn runtime_of(dir: &Path) -> u64 {
+    let text = std::fs::read_to_string(dir.join("probe.jsonl")).unwrap();
+    text.lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|e| e["ev"] == "import" && e["name"] == "torch_geometric")
+        .map(|e| e["mem"]["RssAnon"].as_u64().unwrap() + e["mem"]["RssShmem"].as_u64().unwrap())
+        .unwrap()
+}
+
+#[test]
+fn one_probed_run_sets_what_it_measures_and_says_why_the_rest_stays() {
+    let t = tempfile::tempdir().unwrap();
+    let cal = t.path().join("cal.yaml");
+    let run = fixture("probe/pl200k-w2");
+    let r = from(std::slice::from_ref(&run), &cal);
+    let measured = r["measured"].as_array().unwrap();
+    let rt = measured
+        .iter()
+        .find(|m| m["name"] == "runtime_bytes")
+        .unwrap();
+    assert_eq!(rt["value"].as_f64().unwrap() as u64, runtime_of(&run));
+    // Its four phases cannot determine every ratio: those kept say why.
+    let kept = r["kept"].as_array().unwrap();
+    assert!(!kept.is_empty());
+    assert!(
+        kept.iter().all(|k| !k["why"].as_str().unwrap().is_empty()),
+        "{kept:?}"
+    );
+    let runs = r["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1);
+    let phases: Vec<&str> = runs[0]["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["phase"].as_str().unwrap())
+        .collect();
+    assert_eq!(phases, ["load", "build_loaders", "train", "evaluate"]);
+    // plan reads the file; this recording predates the stack record, so the
+    // plan says the file's stack is unknown.
+    let o = headroom()
+        .args(["plan", "ogbn-arxiv", "--mem", "8G", "--calibration"])
+        .arg(&cal)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+    assert!(text.contains("records no stack"), "{text}");
+}
+
+#[test]
+fn two_runs_at_two_batch_sizes_are_fitted_together_and_carry_their_stack() {
+    let t = tempfile::tempdir().unwrap();
+    let cal = t.path().join("cal.yaml");
+    let dirs = [fixture("probe/pl200k-b512"), fixture("probe/pl200k-b2048")];
+    let r = from(&dirs, &cal);
+    assert_eq!(r["runs"].as_array().unwrap().len(), 2);
+    // Which run moves which coefficient, one figure per run.
+    for c in r["coverage"].as_array().unwrap() {
+        assert_eq!(c["effect"].as_array().unwrap().len(), 2, "{c}");
+    }
+    // The stack both runs were probed on.
+    let text = std::fs::read_to_string(&cal).unwrap();
+    let file: serde_json::Value = headroom::yaml::from_str(&text).unwrap();
+    assert_eq!(file["stack"]["torch_geometric"], "2.8.1", "{text}");
+    assert_eq!(file["stack"]["sampler"], "torch-sparse", "{text}");
+    // A job on that stack plans without a word about it; another is warned.
+    let job = dirs[0].join("job.yaml");
+    let same = headroom()
+        .args(["plan", "--mem", "8G", "--calibration"])
+        .arg(&cal)
+        .arg(&job)
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&same.stdout).contains("stack"));
+    let other = t.path().join("job.yaml");
+    let spec = std::fs::read_to_string(&job).unwrap();
+    std::fs::write(
+        &other,
+        spec.replace("torch_geometric: \"2.8.1\"", "torch_geometric: \"2.5.3\""),
+    )
+    .unwrap();
+    let o = headroom()
+        .args(["plan", "--mem", "8G", "--calibration"])
+        .arg(&cal)
+        .arg(&other)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("another stack (torch_geometric 2.8.1 there, 2.5.3 here)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn the_designed_calibration_runs_where_pyg_is_installed() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/pyg");
+    let py = root.join(".venv/bin/python");
+    if !py.exists() {
+        eprintln!("skipped: no benches/pyg/.venv (benches/pyg/setup.sh builds it)");
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let cal = t.path().join("cal.yaml");
+    let r = json_of(
+        headroom()
+            .args(["calibrate", "--format", "json", "--python"])
+            .arg(&py)
+            .arg("--keep")
+            .arg(t.path().join("runs"))
+            .arg("--out")
+            .arg(&cal)
+            .timeout(Duration::from_secs(1800)),
+    );
+    let runs = r["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), headroom::calibrate::design::DESIGN.len());
+    for run in runs {
+        assert_eq!(run["phases"].as_array().unwrap().len(), 4, "{run}");
+    }
+    // The design, checked on the observed jobs: no fitted coefficient is
+    // moved by one run only.
+    for c in r["coverage"].as_array().unwrap() {
+        assert_ne!(c["moved_by"], 1, "{c}");
+    }
+    // The runtime of the stack the corpus was measured on is the default's.
+    let rt = r["coefficients"]["runtime_bytes"].as_f64().unwrap();
+    let default = headroom::estimate::Coefficients::default().runtime_bytes as f64;
+    assert!((rt / default - 1.0).abs() < 0.1, "{rt} vs {default}");
+    // No GPU here: said, not failed.
+    if !Path::new("/dev/nvidia0").exists() {
+        assert!(
+            r["gpu"]["note"].as_str().unwrap().starts_with("no GPU"),
+            "{}",
+            r["gpu"]
         );
     }
-    // The fitted context is the one measured, and the file says where it came from.
-    assert_eq!(r["coefficients"]["cuda_context_bytes"], g["context_bytes"]);
-    assert_eq!(r["coefficients"]["cuda_context_measured"], true);
-    assert!(
-        text.contains("driver_version") && text.contains("nvml_peak_bytes"),
-        "{text}"
-    );
+    // The file is for the venv's stack, and a job on it plans without a warning.
+    let text = std::fs::read_to_string(&cal).unwrap();
+    assert!(text.contains("torch_geometric: \"2.8.1\""), "{text}");
+    let job = t
+        .path()
+        .join("runs")
+        .join(headroom::calibrate::design::DESIGN[0].name)
+        .join("job.yaml");
+    let o = headroom()
+        .args(["plan", "--mem", "8G", "--calibration"])
+        .arg(&cal)
+        .arg(&job)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("stack"));
 }

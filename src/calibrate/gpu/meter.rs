@@ -1,4 +1,4 @@
-//! NVML readings of this process's GPU memory for the GPU step. NVML's
+//! NVML readings of one process's GPU memory for the GPU step. NVML's
 //! per-process figure is preferred; inside a container without the host's
 //! pid namespace NVML lists processes under pids this process cannot match,
 //! so the device's used memory less what was used before the context
@@ -8,7 +8,7 @@ use std::collections::HashSet;
 
 use crate::collect::gpu::GpuReader;
 
-/// Reads this process's GPU memory.
+/// Reads one process's GPU memory.
 pub struct Meter {
     reader: GpuReader,
     pids: HashSet<u32>,
@@ -18,10 +18,11 @@ pub struct Meter {
 }
 
 impl Meter {
-    /// Opens NVML and takes the baseline; call before creating the context.
-    pub fn open() -> Result<Meter, String> {
+    /// Opens NVML for process `pid` and takes the baseline; call before
+    /// that process creates its context.
+    pub fn open(pid: u32) -> Result<Meter, String> {
         let reader = GpuReader::open()?;
-        let pids = HashSet::from([std::process::id()]);
+        let pids = HashSet::from([pid]);
         let baseline = reader.read(&pids).device_used;
         Ok(Meter {
             reader,
@@ -31,7 +32,7 @@ impl Meter {
         })
     }
 
-    /// Bytes this process holds on the GPUs, or None without a reading.
+    /// Bytes the process holds on the GPUs, or None without a reading.
     pub fn read(&mut self) -> Option<u64> {
         let m = self.reader.read(&self.pids);
         match m.process_used {
