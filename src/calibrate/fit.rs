@@ -329,7 +329,7 @@ mod tests {
         }
         // What these runs do not exercise keeps its value, with the reason.
         let kept: Vec<&str> = f.stayed.iter().map(|s| s.name.as_str()).collect();
-        assert!(kept.contains(&"cpu_heap_large_at_fork"), "{kept:?}");
+        assert!(kept.contains(&"cpu_heap_large_shared"), "{kept:?}");
         for s in &f.stayed {
             assert!(!s.why.is_empty());
             assert_eq!(

@@ -64,7 +64,8 @@ fn persistent_validation_workers_keep_a_second_copy_of_the_test_pass() {
     assert!(first > 0.0 && once > first, "{first} {once}");
     // One more set of copies: the forked pass's own beyond the first epoch's.
     let copies = once - first;
-    assert!((twice - (once + copies)).abs() < 1.0, "{once} {twice}");
+    // (Each phase total is rounded to whole bytes: two roundings apart.)
+    assert!((twice - (once + copies)).abs() <= 2.0, "{once} {twice}");
     // A copied page is one page of each process's RSS either way.
     let rss = arxiv(true, true);
     assert!((component(&rss, &s, "evaluate", heap) - first).abs() < 1.0);
