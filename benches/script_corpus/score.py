@@ -104,7 +104,10 @@ def run(headroom, entry, d):
             "--assume-defaults"] + [str(a) for a in entry.get("flags", [])]
     if entry.get("script_args"):
         args += ["--"] + [str(a) for a in entry["script_args"]]
-    r = subprocess.run(args, cwd=d, capture_output=True, text=True, timeout=120)
+    try:
+        r = subprocess.run(args, cwd=d, capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        return None, "timeout", ["no answer in 120 s"]
     if r.returncode == 2 or not r.stdout.strip().startswith("{"):
         return None, r.returncode, r.stderr.strip().splitlines()[-1:] or [""]
     return json.loads(r.stdout), r.returncode, []

@@ -71,11 +71,19 @@ impl Ledger {
 pub fn loaders(l: &mut Ledger, loaders: &[LoaderCall]) {
     let Some(train) = loaders.iter().find(|c| c.split == Split::Train) else {
         for f in ["loader.batch_size", "loader.fanout", "loader.num_workers"] {
-            l.missing
-                .push((f.into(), "no NeighborLoader over the training nodes".into()));
+            l.missing.push((
+                f.into(),
+                "no NeighborLoader or NeighborSampler over the training nodes".into(),
+            ));
         }
         return;
     };
+    l.spec.loader.kind = train.kind;
+    l.read(
+        "loader.kind",
+        serde_json::to_value(train.kind).unwrap_or_default(),
+        train.places.clone(),
+    );
     let unknown_splat = train.unknown.iter().any(|u| u.starts_with("**"));
     // An argument absent from a call with no unknown **kwargs has its library default.
     let arg =
@@ -177,11 +185,13 @@ pub fn loaders(l: &mut Ledger, loaders: &[LoaderCall]) {
 
 fn eval_loaders(l: &mut Ledger, loaders: &[LoaderCall]) {
     let evals: Vec<&LoaderCall> = loaders.iter().filter(|c| c.split != Split::Train).collect();
-    let at = evals
-        .iter()
-        .map(|c| c.at.as_str())
-        .collect::<Vec<_>>()
-        .join(", ");
+    let mut places: Vec<&str> = Vec::new();
+    for p in evals.iter().flat_map(|c| c.places.split(", ")) {
+        if !places.contains(&p) {
+            places.push(p);
+        }
+    }
+    let at = places.join(", ");
     let Some(first) = evals.first() else {
         l.spec.loader.eval_loaders = EvalLoaders::None;
         l.read(

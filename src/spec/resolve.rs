@@ -23,6 +23,8 @@ pub enum ModelKind {
         hidden: u64,
         /// Attention heads.
         heads: u32,
+        /// Relations with their own weights (1: a homogeneous model).
+        relations: u32,
     },
     /// Any model, by parameters and bytes per sample.
     Generic {
@@ -171,11 +173,16 @@ impl Job {
                 check((1..=64).contains(&m.heads), || {
                     format!("heads {} is not in 1..64", m.heads)
                 })?;
+                let relations = m.relations.unwrap_or(1);
+                check((1..=1024).contains(&relations), || {
+                    format!("relations {relations} is not in 1..1024")
+                })?;
                 ModelKind::Gnn {
                     conv: m.conv,
                     layers: m.layers,
                     hidden: m.hidden,
                     heads: m.heads,
+                    relations,
                 }
             }
         };
