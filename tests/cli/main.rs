@@ -12,6 +12,7 @@ mod hostile;
 mod plan;
 mod plan_truth;
 mod probe;
+mod profiles_embedded;
 mod readme;
 mod script;
 mod shell;
