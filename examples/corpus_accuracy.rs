@@ -6,18 +6,42 @@
 //!
 //! With `--phases` it prints every phase of every run instead (measured and
 //! predicted), the view for finding which mechanism a wrong peak comes from.
+//! With `--summary` it prints only the summary (a sealed set's score: its
+//! rows are not to be looked at one by one). A row headroom cannot plan
+//! (its job spec is refused) is counted apart, by reason, not dropped.
 
 use headroom::calibrate::corpus::{accuracy, compare};
 use headroom::estimate::Coefficients;
 use headroom::units::fmt_bytes;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let phases = std::env::args().any(|a| a == "--phases");
-    let text = match std::env::args().skip(1).find(|a| a != "--phases") {
+    let flag = |f: &str| std::env::args().any(|a| a == f);
+    let (phases, summary) = (flag("--phases"), flag("--summary"));
+    let text = match std::env::args().skip(1).find(|a| !a.starts_with("--")) {
         Some(path) => std::fs::read_to_string(path)?,
         None => headroom::calibrate::corpus::EMBEDDED.to_string(),
     };
-    let rows = compare(&text, &Coefficients::default())?;
+    let mut rows = Vec::new();
+    let mut refused = Vec::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        match compare(line, &Coefficients::default()) {
+            Ok(r) => rows.extend(r),
+            Err(e) => refused.push(e.to_string()),
+        }
+    }
+    if summary {
+        print_summary(&rows);
+        println!();
+        println!("rows headroom could not plan: {}", refused.len());
+        for e in &refused {
+            // The reason only (the spec field refused), not the row's figures.
+            println!("  {}", e.split(": job: ").nth(1).unwrap_or(e));
+        }
+        return Ok(());
+    }
+    for e in &refused {
+        eprintln!("not planned: {e}");
+    }
     if phases {
         println!("| run | accounting | phase | measured | predicted | error |");
         println!("|---|---|---|---:|---:|---:|");
@@ -47,10 +71,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     println!();
+    print_summary(&rows);
+    Ok(())
+}
+
+fn print_summary(rows: &[headroom::calibrate::corpus::Compared]) {
     println!("| accounting | runs | median abs error | max abs error | predicted > 5 % low |");
     println!("|---|---:|---:|---:|---:|");
     for mode in ["cgroup", "rss_sum"] {
-        let a = accuracy(&rows, mode);
+        let a = accuracy(rows, mode);
         println!(
             "| {mode} | {} | {:.1} % | {:.1} % | {} |",
             a.rows,
@@ -59,5 +88,4 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             a.under_5pct
         );
     }
-    Ok(())
 }

@@ -27,7 +27,7 @@ import graph
 def parse(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     g = p.add_argument_group("graph")
-    g.add_argument("--graph", choices=["powerlaw", "rmat"], default="powerlaw")
+    g.add_argument("--graph", choices=["powerlaw", "rmat", "uniform"], default="powerlaw")
     g.add_argument("--nodes", type=int, required=True)
     g.add_argument("--edges", type=int, required=True)
     g.add_argument("--exponent", type=float, default=2.2)
@@ -54,7 +54,11 @@ def parse(argv=None):
     l.add_argument("--persistent", action="store_true")
     l.add_argument("--prefetch", type=int, default=2)
     l.add_argument("--pin-memory", action="store_true")
-    l.add_argument("--eval-loaders", choices=["resident", "on_demand", "none"], default="resident")
+    l.add_argument("--eval-loaders", choices=["resident", "on_demand", "none", "layerwise"],
+                   default="resident",
+                   help="layerwise: PyG's examples' subgraph_loader (num_neighbors=[-1] over "
+                        "every node, built at start-up) and layer-by-layer inference, once, "
+                        "after the last epoch")
     l.add_argument("--evaluate-train", action="store_true")
     l.add_argument("--gc-collect", action="store_true",
                    help="gc.collect() after deleting an on-demand loader (NeighborLoader "
@@ -138,6 +142,26 @@ def probe_children():
     return out
 
 
+def layerwise_loader(a, data, workers, is_sorted):
+    """PyG's examples' `subgraph_loader`: every node, all in-neighbours, one
+    hop, over a shallow copy of the data without features and labels."""
+    import copy
+
+    import torch
+    from torch_geometric.loader import NeighborLoader
+
+    kw = dict(num_neighbors=[-1], batch_size=a.eval_batch or a.batch, input_nodes=None,
+              shuffle=False, num_workers=workers, persistent_workers=a.persistent and workers > 0,
+              pin_memory=a.pin_memory, is_sorted=is_sorted)
+    if workers > 0:
+        kw["prefetch_factor"] = a.prefetch
+    ld = NeighborLoader(copy.copy(data), **kw)
+    del ld.data.x, ld.data.y
+    ld.data.num_nodes = data.num_nodes
+    ld.data.n_id = torch.arange(data.num_nodes)
+    return ld
+
+
 def make_model(a):
     from torch_geometric.nn import GAT, GCN, GIN, GraphSAGE
 
@@ -185,6 +209,9 @@ def main():
     eval_loaders = {}
     if a.eval_loaders == "resident":
         eval_loaders = {s: loader(s, False) for s in ("valid", "test")}
+    subgraph_loader = None
+    if a.eval_loaders == "layerwise":
+        subgraph_loader = layerwise_loader(a, data, we, is_sorted)
     marks("build_loaders", "end")
 
     model = make_model(a)
@@ -207,10 +234,40 @@ def main():
                     opt.step()
                     opt.zero_grad()
 
+    def inference(x_all):
+        """PyG's examples' layer-wise inference (examples/reddit.py's
+        `SAGE.inference(x_all, subgraph_loader)`): each layer over every node
+        in 1-hop full-neighbour batches, the seeds' rows kept, concatenated."""
+        model.eval()
+        with torch.no_grad():
+            for i, conv in enumerate(model.convs):
+                xs = []
+                for batch in subgraph_loader:
+                    sizes["eval"].append((int(batch.num_nodes), int(batch.edge_index.size(1))))
+                    x = conv(x_all[batch.n_id].float(), batch.edge_index)
+                    if i < len(model.convs) - 1:
+                        x = x.relu_()
+                    # The example's `.cpu()` copies the seeds' rows off the GPU;
+                    # on a CPU it would keep a view of the whole batch's output
+                    # alive, so the copy is made explicit: the host then holds
+                    # what a GPU job's host holds.
+                    xs.append(x[:batch.batch_size].clone())
+                x_all = torch.cat(xs, dim=0)
+                del xs
+        return x_all
+
     for epoch in range(a.epochs):
         marks("train", "start", epoch=epoch)
         run(train_loader, True, "train")
         marks("train", "end", epoch=epoch)
+        if a.eval_loaders == "layerwise":
+            # Once, after the last epoch: the peak of a pass does not grow
+            # with how many passes ran, and a pass visits every node.
+            if epoch == a.epochs - 1:
+                marks("evaluate", "start", epoch=epoch)
+                inference(data.x)
+                marks("evaluate", "end", epoch=epoch)
+            continue
         if a.eval_loaders == "none" and not a.evaluate_train:
             continue
         marks("evaluate", "start", epoch=epoch)
@@ -236,6 +293,9 @@ def main():
                 out[kind] = {"batches": len(v), "mean_nodes": n.mean().item(),
                              "max_nodes": n.max().item(), "mean_edges": e.mean().item(),
                              "max_edges": e.max().item()}
+        # Every training batch's (nodes, edges) in order: a GPU replay of the
+        # run's steps (benches/gpu) uses the real sequence.
+        out["train"]["sizes"] = sizes["train"]
         out["workers"] = probes
         with open(a.stats, "w") as f:
             json.dump(out, f)

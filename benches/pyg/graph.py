@@ -1,7 +1,7 @@
 """Synthetic graphs for the real-run corpus, generated once and cached on disk.
 
 A case loads its graph with torch.load, as a real job loads a processed
-dataset, so generating it costs nothing inside the measured run. Two shapes:
+dataset, so generating it costs nothing inside the measured run. Three shapes:
 
 - powerlaw: Chung-Lu; destinations drawn with weights i^(-1/(exponent-1)),
   sources uniform, so the in-degree has a power-law tail and almost no node
@@ -9,6 +9,8 @@ dataset, so generating it costs nothing inside the measured run. Two shapes:
 - rmat: R-MAT (a, b, c, d) = (0.57, 0.19, 0.19, 0.05) on 2^scale ids, then
   shuffled: heavy-tailed and with a large share of nodes without in-edges,
   as on real web and citation graphs.
+- uniform: sources and destinations uniform (Erdos-Renyi-like): the sparse,
+  low-variance shape of road and mesh graphs.
 
 Besides the tensors, `describe` computes what a user can compute in one line
 and give headroom: the in-degree histogram in log2 buckets (bucket 0: degree
@@ -110,6 +112,9 @@ def build(args):
     n, e = args.nodes, args.edges
     if args.graph == "rmat":
         src, dst = _rmat(rng, n, e)
+    elif args.graph == "uniform":
+        src = rng.integers(0, n, size=e, dtype=np.int64)
+        dst = rng.integers(0, n, size=e, dtype=np.int64)
     else:
         src, dst = _powerlaw(rng, n, e, args.exponent)
     info = describe(dst, n, src)

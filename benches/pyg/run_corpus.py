@@ -106,8 +106,10 @@ def peaks(rows, lo=float("-inf"), hi=float("inf")):
     return best
 
 
-def run_once(headroom, argv, limit, work, interval):
-    """One run under watch; returns (exit code, timeline rows, marks, stats, t0)."""
+def run_once(headroom, argv, limit, work, interval, timeout=None):
+    """One run under watch; returns (exit code, timeline rows, marks, stats, t0).
+    Past `timeout` seconds watch is killed (its guardian then kills the run's
+    process group) and the exit code is None."""
     tl, marks, stats = (os.path.join(work, n) for n in ("tl.jsonl", "marks.jsonl", "stats.json"))
     for p in (marks, stats):
         if os.path.exists(p):
@@ -116,7 +118,14 @@ def run_once(headroom, argv, limit, work, interval):
            "--format", "jsonl", "--out", tl, "--",
            sys.executable, os.path.join(HERE, "case.py"), *argv, "--marks", marks, "--stats", stats]
     t0 = time.time()
-    proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                              timeout=timeout)
+        code, err = proc.returncode, proc.stderr
+    except subprocess.TimeoutExpired as e:
+        code, err = None, f"timed out after {timeout} s: {e.stderr or ''}"
+    if not os.path.exists(tl):
+        return code, [], [], None, t0, str(err)[-2000:]
     with open(tl) as f:
         rows = [json.loads(line) for line in f if line.strip()]
     ms = []
@@ -127,7 +136,7 @@ def run_once(headroom, argv, limit, work, interval):
     if os.path.exists(stats):
         with open(stats) as f:
             st = json.load(f)
-    return proc.returncode, rows, ms, st, t0, proc.stderr[-2000:]
+    return code, rows, ms, st, t0, str(err)[-2000:]
 
 
 def smallest_limit(headroom, argv, hi, work, interval, step=64 << 20):
@@ -144,7 +153,11 @@ def smallest_limit(headroom, argv, hi, work, interval, step=64 << 20):
     return hi
 
 
-def measure(c, headroom, limit, interval, bisect):
+class Capped(Exception):
+    """The run hit the runner's memory or time cap (draw.py's rule: not scored)."""
+
+
+def measure(c, headroom, limit, interval, bisect, timeout=None):
     argv = c["args"]
     a = case_mod.parse(argv)
     subprocess.run([sys.executable, os.path.join(HERE, "case.py"), *argv, "--prepare-only"],
@@ -155,7 +168,9 @@ def measure(c, headroom, limit, interval, bisect):
     if a.to_undirected:
         info["undirected"] = graph.undirected_info(graph.key(a), a.nodes)
     with tempfile.TemporaryDirectory() as work:
-        code, rows, marks, stats, t0, err = run_once(headroom, argv, limit, work, interval)
+        code, rows, marks, stats, t0, err = run_once(headroom, argv, limit, work, interval, timeout)
+        if code is None or code == 137:
+            raise Capped(f"case {c['id']} capped (exit {code}): {err}")
         if code != 0:
             raise RuntimeError(f"case {c['id']} exited {code}: {err}")
         whole = peaks(rows)
@@ -218,6 +233,14 @@ def versions():
             "kernel": platform.release()}
 
 
+def ids_in(path):
+    """The ids of the JSONL rows in `path` (none when there is no file)."""
+    if not path or not os.path.exists(path):
+        return set()
+    with open(path) as f:
+        return {json.loads(line)["id"] for line in f if line.strip()}
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("ids", nargs="*", help="case ids to run (default: all)")
@@ -231,8 +254,17 @@ def main():
                         "(after a change to how a run maps to a spec), running nothing")
     p.add_argument("--bisect", action="store_true",
                    help="also find the smallest surviving limit of the cases marked bisect")
+    p.add_argument("--cases", default=None,
+                   help="a JSON list of cases (draw.py's output) instead of cases.py's")
+    p.add_argument("--count", type=int, default=None,
+                   help="stop after this many scored runs (capped draws do not count)")
+    p.add_argument("--timeout", type=float, default=None, help="seconds a run may take")
+    p.add_argument("--capped", default=None, help="append capped draws (JSONL) here")
     a = p.parse_args()
     cs = cases_mod.CASES
+    if a.cases:
+        with open(a.cases) as f:
+            cs = json.load(f)
     if a.respec:
         respec(a.out)
         return
@@ -248,15 +280,31 @@ def main():
     limit = int(a.limit.rstrip("G")) << 30
     v = versions()
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
+    # A drawn set resumes where it stopped: every draw runs once.
+    ran, capped = ids_in(a.out), ids_in(a.capped)
+    scored = 0
     for c in cs:
+        if a.count is not None and scored >= a.count:
+            break
+        if a.cases and (c["id"] in ran or c["id"] in capped):
+            scored += c["id"] in ran
+            continue
         t = time.time()
         try:
-            row = measure(c, a.headroom, limit, a.interval, a.bisect)
+            row = measure(c, a.headroom, limit, a.interval, a.bisect, a.timeout)
+        except Capped as e:
+            print(f"{c['id']}: CAPPED: {str(e)[:300]}", flush=True)
+            if a.capped:
+                with open(a.capped, "a") as f:
+                    f.write(json.dumps({"id": c["id"], "args": c["args"], "why": str(e)[:2000],
+                                        "seconds": round(time.time() - t, 1)}) + "\n")
+            continue
         except Exception as e:  # one failed case must not lose the others
             print(f"{c['id']}: FAILED: {e}", flush=True)
             continue
         row["versions"] = v
         row["seconds"] = round(time.time() - t, 1)
+        scored += 1
         with open(a.out, "a") as f:
             f.write(json.dumps(row) + "\n")
         pk = row["measured"]["peak"]

@@ -10,50 +10,11 @@
 use serde::Serialize;
 
 use crate::error::{Error, Result};
+use crate::estimate::coeff_table::{Coefficient, TABLE};
 use crate::estimate::{Coefficients, estimate};
 use crate::probe::phases::PhaseRow;
 use crate::probe::report::{ProbeReport, job_of};
 use crate::spec::Job;
-
-/// A coefficient the fit may move: its name, and how to read and set it.
-struct Knob {
-    name: &'static str,
-    get: fn(&Coefficients) -> f64,
-    set: fn(&mut Coefficients, f64),
-}
-
-macro_rules! knob {
-    ($f:ident, u64) => {
-        Knob {
-            name: stringify!($f),
-            get: |c| c.$f as f64,
-            set: |c, v| c.$f = v.max(0.0).round() as u64,
-        }
-    };
-    ($f:ident, f64) => {
-        Knob {
-            name: stringify!($f),
-            get: |c| c.$f,
-            set: |c, v| c.$f = v.max(0.0),
-        }
-    };
-}
-
-fn knobs() -> [Knob; 11] {
-    [
-        knob!(build_heap_retained, f64),
-        knob!(worker_private_bytes, u64),
-        knob!(idle_worker_private_bytes, u64),
-        knob!(sampler_bytes_per_node, u64),
-        knob!(cpu_heap_small_tensors, f64),
-        knob!(cpu_heap_large_tensors, f64),
-        knob!(cpu_heap_small_eval_forked, f64),
-        knob!(cpu_heap_large_eval_forked, f64),
-        knob!(cpu_heap_small_shared, f64),
-        knob!(cpu_heap_large_shared, f64),
-        knob!(cpu_heap_large_at_fork, f64),
-    ]
-}
 
 /// A 100 % change of a coefficient costs as much as a 1 % phase error: the
 /// run decides wherever it can, the prior only where it cannot.
@@ -122,9 +83,9 @@ pub fn fit_from(r: &ProbeReport, base: &Coefficients, provenance: &str) -> Resul
     // What was read directly is not fitted again.
     let direct = measure_directly(r, &job, &mut c, provenance);
     let start = phase_bytes(&job, &c);
-    let ks: Vec<Knob> = knobs()
-        .into_iter()
-        .filter(|k| !direct.contains(&k.name))
+    let ks: Vec<&Coefficient> = TABLE
+        .iter()
+        .filter(|k| k.fitted && !direct.contains(&k.name))
         .collect();
     // Sensitivity of each measured phase (relative) to a step of each knob
     // the size of its prior scale.

@@ -10,56 +10,10 @@ use super::coefficients::{CalibrationFile, Coefficients};
 use crate::error::{Error, Result};
 use crate::limits::MAX_MEMORY_BYTES;
 
-/// Checks `c`; the error names the first coefficient out of bounds.
+/// Checks `c`; the error names the first coefficient out of bounds
+/// (each coefficient's bounds are the table's, `coeff_table::TABLE`).
 pub fn validate(c: &Coefficients) -> std::result::Result<(), String> {
-    let bytes = [
-        ("runtime_bytes", c.runtime_bytes),
-        ("runtime_file_bytes", c.runtime_file_bytes),
-        ("worker_file_bytes", c.worker_file_bytes),
-        ("cuda_host_bytes", c.cuda_host_bytes),
-        ("worker_private_bytes", c.worker_private_bytes),
-        ("idle_worker_private_bytes", c.idle_worker_private_bytes),
-        ("cuda_context_bytes", c.cuda_context_bytes),
-    ];
-    for (name, v) in bytes {
-        if v > MAX_MEMORY_BYTES {
-            return Err(format!("{name} = {v} bytes is over 1 PiB"));
-        }
-    }
-    // Per-element figures: an int64 key alone is 8 bytes; a sort keeping
-    // more than 256 per element, or a sampler 1 MiB per node, is no sort.
-    let per_element = [
-        ("sort_bytes_per_element", c.sort_bytes_per_element, 8, 256),
-        (
-            "sampler_bytes_per_node",
-            c.sampler_bytes_per_node,
-            0,
-            1 << 20,
-        ),
-    ];
-    for (name, v, lo, hi) in per_element {
-        if !(lo..=hi).contains(&v) {
-            return Err(format!("{name} = {v} is outside {lo}..={hi}"));
-        }
-    }
-    // Ratios of heap kept to live bytes: measured ones lie under 10.
-    let ratios = [
-        ("cpu_heap_small_tensors", c.cpu_heap_small_tensors),
-        ("cpu_heap_large_tensors", c.cpu_heap_large_tensors),
-        ("cpu_heap_small_eval_forked", c.cpu_heap_small_eval_forked),
-        ("cpu_heap_large_eval_forked", c.cpu_heap_large_eval_forked),
-        ("cpu_heap_small_shared", c.cpu_heap_small_shared),
-        ("cpu_heap_large_shared", c.cpu_heap_large_shared),
-        ("cpu_heap_large_at_fork", c.cpu_heap_large_at_fork),
-        ("allocator_reserve_fraction", c.allocator_reserve_fraction),
-        ("build_heap_retained", c.build_heap_retained),
-    ];
-    for (name, v) in ratios {
-        if !(v.is_finite() && (0.0..=100.0).contains(&v)) {
-            return Err(format!("{name} = {v} is not a number in 0..=100"));
-        }
-    }
-    Ok(())
+    super::coeff_table::check_bounds(c)
 }
 
 /// Parses and checks the text of a calibration file read from `path`.

@@ -8,10 +8,6 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-/// Where the host defaults were measured.
-pub const PYTHON_CORPUS: &str =
-    "measured on real CPython 3.11 + torch 2.15 + PyG 2.8.1 runs (benches/pyg corpus, 2026-11-23)";
-
 /// Machine- and stack-dependent constants.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -82,49 +78,17 @@ pub struct Coefficients {
     pub provenance: BTreeMap<String, String>,
 }
 
-/// The provenance of the built-in values.
+/// The provenance of the built-in values (the table's).
 fn default_provenance() -> BTreeMap<String, String> {
-    let mut p = BTreeMap::new();
-    for k in [
-        "runtime_bytes",
-        "runtime_file_bytes",
-        "worker_file_bytes",
-        "worker_private_bytes",
-        "idle_worker_private_bytes",
-        "cpu_heap_small_tensors",
-        "cpu_heap_large_tensors",
-        "cpu_heap_small_eval_forked",
-        "cpu_heap_large_eval_forked",
-        "cpu_heap_small_shared",
-        "cpu_heap_large_shared",
-        "cpu_heap_large_at_fork",
-        "sort_bytes_per_element",
-    ] {
-        p.insert(k.to_string(), format!("default: {PYTHON_CORPUS}"));
-    }
-    p.insert(
-        "sampler_bytes_per_node".into(),
-        "default: an estimate (not measured on its own; the corpus runs include it)".into(),
-    );
-    p.insert(
-        "build_heap_retained".into(),
-        "default: 0 (the corpus graphs' build arrays are mmapped and given back); \
-         calibrate --from fits it where a small graph's are kept"
-            .into(),
-    );
-    p.insert(
-        "cuda_host_bytes".into(),
-        "default: typical PyTorch CUDA initialisation (not measured here)".into(),
-    );
-    p.insert(
-        "cuda_context_bytes".into(),
-        "default: the GPU profile's context, else 500 MiB (not measured here)".into(),
-    );
-    p.insert(
-        "allocator_reserve_fraction".into(),
-        "default: replaced by the allocator simulation where a GPU budget is given".into(),
-    );
-    p
+    super::coeff_table::TABLE
+        .iter()
+        .map(|k| {
+            (
+                k.name.to_string(),
+                format!("default: {}", k.provenance.trim_start_matches("default: ")),
+            )
+        })
+        .collect()
 }
 
 impl Coefficients {
@@ -138,30 +102,35 @@ impl Coefficients {
 }
 
 impl Default for Coefficients {
+    /// The table's defaults (`coeff_table::TABLE`).
     fn default() -> Self {
-        Coefficients {
-            runtime_bytes: 402 << 20,
-            runtime_file_bytes: 520 << 20,
-            worker_file_bytes: 72 << 20,
-            cuda_host_bytes: 1200 << 20,
-            worker_private_bytes: 44 << 20,
-            idle_worker_private_bytes: 20 << 20,
-            sampler_bytes_per_node: 64,
-            sort_bytes_per_element: 32,
+        let mut c = Coefficients {
+            runtime_bytes: 0,
+            runtime_file_bytes: 0,
+            worker_file_bytes: 0,
+            cuda_host_bytes: 0,
+            worker_private_bytes: 0,
+            idle_worker_private_bytes: 0,
+            sampler_bytes_per_node: 0,
+            sort_bytes_per_element: 0,
             build_heap_retained: 0.0,
-            cpu_heap_small_tensors: 1.5,
-            cpu_heap_large_tensors: 1.0,
-            cpu_heap_small_eval_forked: 3.3,
-            cpu_heap_large_eval_forked: 4.4,
-            cpu_heap_small_shared: 5.3,
-            cpu_heap_large_shared: 1.2,
-            cpu_heap_large_at_fork: 0.15,
-            cuda_context_bytes: 500 << 20,
+            cpu_heap_small_tensors: 0.0,
+            cpu_heap_large_tensors: 0.0,
+            cpu_heap_small_eval_forked: 0.0,
+            cpu_heap_large_eval_forked: 0.0,
+            cpu_heap_small_shared: 0.0,
+            cpu_heap_large_shared: 0.0,
+            cpu_heap_large_at_fork: 0.0,
+            cuda_context_bytes: 0,
             cuda_context_measured: false,
-            allocator_reserve_fraction: 0.25,
+            allocator_reserve_fraction: 0.0,
             source: "defaults".into(),
             provenance: default_provenance(),
+        };
+        for k in super::coeff_table::TABLE {
+            (k.set)(&mut c, k.default);
         }
+        c
     }
 }
 

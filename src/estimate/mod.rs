@@ -8,6 +8,7 @@
 mod batches;
 mod builder;
 mod coeff_bounds;
+pub mod coeff_table;
 mod coefficients;
 mod dataset;
 pub mod degree;

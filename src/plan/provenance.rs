@@ -12,36 +12,35 @@ use crate::spec::Job;
 pub struct CoefficientSource {
     /// The coefficient's name as in a calibration file.
     pub name: &'static str,
-    /// Its value (bytes, or bytes per node).
-    pub value: u64,
+    /// Its value (bytes, bytes per node or element, or a ratio).
+    pub value: f64,
+    /// What the value counts.
+    pub unit: crate::estimate::coeff_table::Unit,
     /// What it was measured from, and when.
     pub source: String,
 }
 
-/// Every coefficient `job`'s estimate used, with its value and provenance.
+/// Every coefficient `job`'s estimate used (those whose rise moves one of
+/// its phases, on the host or the GPU), with its value and provenance.
 pub fn coefficient_sources(job: &Job, c: &Coefficients) -> Vec<CoefficientSource> {
-    let mut used = vec![
-        ("runtime_bytes", c.runtime_bytes),
-        ("worker_private_bytes", c.worker_private_bytes),
-        ("idle_worker_private_bytes", c.idle_worker_private_bytes),
-        ("sampler_bytes_per_node", c.sampler_bytes_per_node),
-    ];
-    if job.accounting == crate::spec::Accounting::RssSum {
-        used.push(("runtime_file_bytes", c.runtime_file_bytes));
-        used.push(("worker_file_bytes", c.worker_file_bytes));
-    }
-    if job.device == crate::spec::Device::Cuda {
-        used.push(("cuda_host_bytes", c.cuda_host_bytes));
-        used.push((
-            "cuda_context_bytes",
-            crate::estimate::cuda_context_bytes(job, c),
-        ));
-    }
-    used.into_iter()
-        .map(|(name, value)| CoefficientSource {
-            name,
-            value,
-            source: c.provenance_of(name),
+    let phases = |c: &Coefficients| -> Vec<u64> {
+        crate::estimate::estimate(job, &job.settings, c)
+            .phases
+            .iter()
+            .flat_map(|p| [p.host_bytes, p.gpu_bytes])
+            .collect()
+    };
+    crate::estimate::coeff_table::used_by(c, phases)
+        .into_iter()
+        .map(|k| CoefficientSource {
+            name: k.name,
+            unit: k.unit,
+            value: if k.name == "cuda_context_bytes" {
+                crate::estimate::cuda_context_bytes(job, c) as f64
+            } else {
+                (k.get)(c)
+            },
+            source: c.provenance_of(k.name),
         })
         .collect()
 }

@@ -153,7 +153,11 @@ impl Report for PlanReport {
         }
         writeln!(w, "coefficients: {}", self.coefficients)?;
         for c in &self.coefficient_sources {
-            let value = fmt_bytes(c.value);
+            let value = match c.unit {
+                crate::estimate::coeff_table::Unit::Bytes => fmt_bytes(c.value as u64),
+                crate::estimate::coeff_table::Unit::BytesPer => format!("{} B", c.value),
+                crate::estimate::coeff_table::Unit::Ratio => format!("{:.3}", c.value),
+            };
             writeln!(w, "  {:<26} {:>10}  {}", c.name, value, c.source)?;
         }
         Ok(())
