@@ -60,6 +60,7 @@ pub fn definitions<'t>(ev: &Eval<'t>) -> Vec<Argument> {
             a.default = v.or(a.default.take());
         }
     }
+    out.extend(super::dataclass_cli::definitions(ev));
     out
 }
 

@@ -106,8 +106,38 @@ impl<'t> Eval<'t> {
                 entries.sort_by(|a, b| a.0.cmp(&b.0));
                 return Some(Found::at(Value::Dict(entries), self.at(node)));
             }
+            // dataclasses.field(default=...) / field(default_factory=lambda: [...]).
+            "field" | "dataclasses.field" => {
+                if let Some((_, v)) = args.keywords.iter().find(|(k, _)| k == "default") {
+                    return self.eval_in(*v, locals, d);
+                }
+                let (_, f) = args.keywords.iter().find(|(k, _)| k == "default_factory")?;
+                return match f.kind() {
+                    "lambda" => self.eval_in(f.child_by_field_name("body")?, locals, d),
+                    _ if matches!(self.text(*f), "list" | "tuple") => {
+                        Some(Found::at(Value::List(vec![]), self.at(*f)))
+                    }
+                    _ => None,
+                };
+            }
             "os.cpu_count" | "multiprocessing.cpu_count" | "mp.cpu_count" => {
-                return self.env.get("SLURM_CPUS_PER_TASK").cloned();
+                if let Some(c) = self.env.get("SLURM_CPUS_PER_TASK") {
+                    return Some(c.clone());
+                }
+                // Outside Slurm (no directive set a SLURM_* variable) the
+                // script runs where it is planned: this machine's CPUs, as
+                // os.cpu_count() counts them (online ones).
+                if self
+                    .env
+                    .keys()
+                    .any(|k| k.starts_with("SLURM_") && k != "SLURM_SUBMIT_DIR")
+                {
+                    return None;
+                }
+                use nix::unistd::{SysconfVar, sysconf};
+                let n = sysconf(SysconfVar::_NPROCESSORS_ONLN).ok().flatten()?;
+                let why = format!("{} (os.cpu_count() on this machine: {n})", self.at(node));
+                return (n > 0).then(|| Found::at(Value::Int(n), why));
             }
             "len" => {
                 // len(os.sched_getaffinity(0)): Slurm binds the task to its CPUs.

@@ -105,6 +105,9 @@ impl<'t> Eval<'t> {
                 return v.value;
             }
         }
+        if let Some(v) = self.cli_parameter(name, func) {
+            return Some(v);
+        }
         let params = children(func.child_by_field_name("parameters")?);
         let default = params.get(pos)?.child_by_field_name("value")?;
         self.eval_in(default, &Vec::new(), d + 1)
@@ -229,14 +232,27 @@ impl<'t> Eval<'t> {
         caller: &Locals,
         d: usize,
     ) -> Option<Vec<(String, Found)>> {
-        let node = match node.kind() {
-            "identifier" => {
-                self.index_of(node)
-                    .assignment_at(self.text(node), node)?
-                    .value
-            }
-            _ => node,
-        };
+        let mut node = node;
+        // Through names, `x.copy()`, `dict(x)` and `copy.deepcopy(x)` to the literal.
+        for _ in 0..8 {
+            node = match node.kind() {
+                "identifier" => {
+                    self.index_of(node)
+                        .assignment_at(self.text(node), node)?
+                        .value
+                }
+                "call" => {
+                    let f = node.child_by_field_name("function")?;
+                    let a = call_args(self.src(node), node);
+                    match (callee_name(self.src(node), node), a.positional.first()) {
+                        ("copy", None) => f.child_by_field_name("object")?,
+                        ("dict" | "deepcopy" | "copy", Some(x)) if a.keywords.is_empty() => *x,
+                        _ => break,
+                    }
+                }
+                _ => break,
+            };
+        }
         let mut out = Vec::new();
         match node.kind() {
             "dictionary" => {

@@ -10,7 +10,7 @@ use tree_sitter::Node;
 use super::eval::{Eval, Locals};
 use super::index::def_name;
 use super::project::Imported;
-use super::py::{Found, callee_name, children};
+use super::py::{Found, call_args, callee_name, children};
 
 impl<'t> Eval<'t> {
     /// The class definition `node` is in.
@@ -142,11 +142,17 @@ impl<'t> Eval<'t> {
         if object.kind() != "identifier" {
             return None;
         }
-        let a = self
+        let Some(a) = self
             .index_of(object)
-            .assignment_at(self.text(object), object)?;
+            .assignment_at(self.text(object), object)
+        else {
+            return self.parameter_attr(object, attr, d);
+        };
         if a.value.kind() != "call" {
             return None;
+        }
+        if let Some(v) = self.dataclass_attr(a.value, attr, d) {
+            return Some(v);
         }
         let class = self.class_of_call(a.value)?;
         let init = self.method(class, "__init__");
@@ -158,5 +164,37 @@ impl<'t> Eval<'t> {
         self.returns_of(m)
             .into_iter()
             .find_map(|r| self.eval_in(r.named_child(0)?, &Vec::new(), d + 1))
+    }
+
+    /// `cfg.x` where `cfg` is a parameter of its function: the instance the
+    /// first call site passes for it (`train(cfg)` after `cfg = tyro.cli(Config)`).
+    fn parameter_attr(&self, object: Node<'t>, attr: &str, d: usize) -> Option<Found> {
+        // Each hop through a call site costs two levels and only the first
+        // four sites are followed: a config passed down through functions
+        // called from many places would otherwise branch at every hop.
+        if d > 6 {
+            return None;
+        }
+        let func = self.enclosing_function(object)?;
+        let name = self.text(object);
+        let pos = self.param_position(name, func)?;
+        let mut sites = self
+            .call_sites(func)
+            .into_iter()
+            .filter(|(_, spawned)| *spawned == 0)
+            .take(4);
+        sites.find_map(|(call, _)| {
+            let a = call_args(self.src(call), call);
+            let arg = a
+                .keywords
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| *v)
+                .or_else(|| {
+                    let skip = self.self_offset(func);
+                    a.positional.get(pos.checked_sub(skip)?).copied()
+                })?;
+            self.instance_attr(arg, attr, d + 2)
+        })
     }
 }

@@ -127,6 +127,19 @@ impl<'t> Index<'t> {
         None
     }
 
+    /// The class whose body `node` is directly in (no function between).
+    fn enclosing_class_body(&self, node: Node<'t>) -> Option<Node<'t>> {
+        let mut cur = self.parent(node);
+        while let Some(n) = cur {
+            match n.kind() {
+                "function_definition" => return None,
+                "class_definition" => return Some(n),
+                _ => cur = self.parent(n),
+            }
+        }
+        None
+    }
+
     fn visit(&mut self, src: &'t Source, node: Node<'t>) {
         match node.kind() {
             "assignment" => self.assignment(src, node),
@@ -164,13 +177,19 @@ impl<'t> Index<'t> {
             _ => return,
         };
         let scope = self.enclosing_function(node);
+        // A class body's `x: int = 5` is the class's, not a module name:
+        // keyed `Class.x` (dataclass fields, class attributes).
+        let class = self
+            .enclosing_class_body(node)
+            .map(|c| def_name(src, c).to_string());
         for (position, name) in names.into_iter().enumerate() {
             if !matches!(name.kind(), "identifier" | "attribute") {
                 continue;
             }
-            let key: String = src
-                .text_of(name)
+            let prefix = class.as_ref().map_or(String::new(), |c| format!("{c}."));
+            let key: String = prefix
                 .chars()
+                .chain(src.text_of(name).chars())
                 .filter(|c| !c.is_whitespace())
                 .collect();
             self.assigns.entry(key).or_default().push(Assign {

@@ -12,6 +12,7 @@
 //! [`gres`].
 
 pub mod argparse;
+mod dataclass_cli;
 pub mod datafile;
 mod dataset_name;
 mod directives;

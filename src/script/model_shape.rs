@@ -293,7 +293,8 @@ fn hits_in<'t>(
         if !super::reachable_with(ev, call, locals) {
             continue;
         }
-        let name = callee_name(ev.src(call), call);
+        let passed = passed_class(ev, call, locals);
+        let name = passed.as_deref().unwrap_or(callee_name(ev.src(call), call));
         let (count, relations, from, rel_from) = multiplicity(ev, call, init, locals);
         let count = count.map(|c| c * outer);
         let hit = |conv| Hit {
@@ -349,6 +350,18 @@ fn hits_in<'t>(
             _ => {}
         }
     }
+}
+
+/// `conv(dims[i], dims[i + 1])` where `conv` is a parameter bound to a
+/// class (`GNN(SAGEConv, ...)`): that class's name.
+fn passed_class<'t>(ev: &Eval<'t>, call: Node<'t>, locals: &Locals) -> Option<String> {
+    let f = call
+        .child_by_field_name("function")
+        .filter(|f| f.kind() == "identifier")?;
+    let b = locals.iter().rfind(|b| b.name == ev.text(f))?;
+    let last = b.text.rsplit('.').next()?;
+    let is_name = !last.is_empty() && last.chars().all(|c| c.is_alphanumeric() || c == '_');
+    is_name.then(|| last.to_string())
 }
 
 /// Names of attention blocks no conv kind of the spec describes.

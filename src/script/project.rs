@@ -88,9 +88,9 @@ fn roots(entry: &Path, cwd: Option<&Path>) -> Vec<PathBuf> {
     out
 }
 
-/// The files of the project `src` imports.
+/// The files of the project `src` imports (and runs with `runpy`).
 fn import_targets(src: &Source, roots: &[PathBuf]) -> Vec<PathBuf> {
-    let mut out = Vec::new();
+    let mut out = runpy_targets(src, roots);
     for stmt in import_nodes(src) {
         for (module, names) in statement(src, stmt) {
             let base = base_dirs(src, &module, roots);
@@ -112,6 +112,37 @@ fn import_targets(src: &Source, roots: &[PathBuf]) -> Vec<PathBuf> {
             }
         }
     }
+    out
+}
+
+/// `runpy.run_path('train.py')` / `runpy.run_module('pkg.train')`: the file run.
+fn runpy_targets(src: &Source, roots: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![src.tree.root_node()];
+    while let Some(n) = stack.pop() {
+        if n.kind() == "call" {
+            let f = n
+                .child_by_field_name("function")
+                .map_or("", |f| src.text_of(f));
+            let arg = n
+                .child_by_field_name("arguments")
+                .and_then(|a| a.named_child(0))
+                .and_then(|a| super::eval::string_value(src, a));
+            if let Some(arg) = arg {
+                let dir = src
+                    .path
+                    .parent()
+                    .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+                if f.ends_with("run_path") {
+                    out.push(dir.join(arg));
+                } else if f.ends_with("run_module") {
+                    out.extend(roots.iter().find_map(|r| module_file(r, &arg)));
+                }
+            }
+        }
+        stack.extend(children(n));
+    }
+    out.retain(|p| p.is_file());
     out
 }
 

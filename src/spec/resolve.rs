@@ -58,6 +58,8 @@ pub struct Job {
     pub eval_num_workers: Option<u32>,
     /// Each epoch also evaluates on the train loader.
     pub evaluate_train: bool,
+    /// NeighborLoader or the legacy NeighborSampler (adjacency-only batches).
+    pub loader_kind: LoaderKind,
     /// The script collects garbage after deleting an on-demand loader.
     pub gc_collect: bool,
     /// Hidden layers are followed by dropout with p > 0 (its output and mask kept).
@@ -213,6 +215,7 @@ impl Job {
             eval_batch_size: l.eval_batch_size,
             eval_num_workers: l.eval_num_workers,
             evaluate_train: l.evaluate_train,
+            loader_kind: l.kind,
             gc_collect: l.gc_collect,
             dropout: spec.model.dropout.is_none_or(|p| p > 0.0),
             load: spec.load.clone(),

@@ -15,6 +15,7 @@ mod probe;
 mod profiles_embedded;
 mod readme;
 mod script;
+mod script_patterns;
 mod shell;
 mod slurm_request;
 mod watch;
