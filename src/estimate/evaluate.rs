@@ -93,15 +93,11 @@ pub(super) fn evaluate_phase(
             // runs, unless the script calls gc.collect() after deleting it.
             // Those of earlier epochs, and this epoch's validation loader
             // while the test loader is built and runs.
-            let lingering = if job.gc_collect {
+            let lingering = if settings.gc_collect {
                 0.0
             } else {
                 eval_loader_copies
-                    + super::phases::lingering_eval_loaders(
-                        job,
-                        settings,
-                        job.epochs.saturating_sub(1),
-                    )
+                    + super::phases::lingering_eval_loaders(settings, job.epochs.saturating_sub(1))
             };
             let mut run = phase(1.0 + eval_loader_copies + lingering, shm);
             run.in_flight(eval_flight, true);

@@ -62,6 +62,9 @@ pub struct Settings {
     pub shared_sampler: bool,
     /// edge_index sorted by destination beforehand (`is_sorted=True`: no `perm` kept).
     pub is_sorted: bool,
+    /// gc.collect() after an on-demand loader is deleted (it is freed then,
+    /// not at the next run of CPython's oldest generation).
+    pub gc_collect: bool,
     /// PYTORCH_CUDA_ALLOC_CONF includes `expandable_segments:True`.
     pub expandable_segments: bool,
 }

@@ -242,7 +242,7 @@ pub fn estimate_with(
         &mut b,
         "deleted eval loaders' CSCs (not yet collected)",
         w > 0,
-        lingering_eval_loaders(job, settings, job.epochs.saturating_sub(1)) * csc,
+        lingering_eval_loaders(settings, job.epochs.saturating_sub(1)) * csc,
     );
     phases.push(b.finish(
         Phase::Train,
@@ -336,8 +336,11 @@ fn gpu_components(
 /// oldest generation rarely runs in a training loop (real runs of 4 epochs
 /// kept every one: benches/pyg, README "Probing your own job"). None with
 /// gc.collect() after the del, or on a shared sampler (no CSC of their own).
-pub(super) fn lingering_eval_loaders(job: &Job, settings: &Settings, epochs: u32) -> f64 {
-    if settings.eval_loaders != EvalLoaders::OnDemand || job.gc_collect || settings.shared_sampler {
+pub(super) fn lingering_eval_loaders(settings: &Settings, epochs: u32) -> f64 {
+    if settings.eval_loaders != EvalLoaders::OnDemand
+        || settings.gc_collect
+        || settings.shared_sampler
+    {
         return 0.0;
     }
     2.0 * f64::from(epochs)

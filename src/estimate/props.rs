@@ -74,6 +74,8 @@ fn settings() -> impl Strategy<Value = Settings> {
                 ][e],
                 shared_sampler,
                 is_sorted,
+                // The job's (gc.collect() after del); props vary the rest.
+                gc_collect: true,
                 expandable_segments: false,
             },
         )
@@ -196,15 +198,17 @@ fn held_without_gc_csc() -> u64 {
 fn held_without_gc(epochs: u32) -> u64 {
     let mut collected = job(0, false, false, 1);
     collected.epochs = epochs;
-    let s = Settings {
+    let lingering = Settings {
         eval_loaders: EvalLoaders::OnDemand,
+        gc_collect: false,
         ..collected.settings.clone()
     };
-    let mut lingering = collected.clone();
-    lingering.gc_collect = false;
-    collected.gc_collect = true;
-    let eval = |job: &Job| {
-        let e = estimate(job, &s, &Coefficients::default());
+    let collected_s = Settings {
+        gc_collect: true,
+        ..lingering.clone()
+    };
+    let eval = |s: &Settings| {
+        let e = estimate(&collected, s, &Coefficients::default());
         let p = e
             .phases
             .iter()
@@ -212,7 +216,7 @@ fn held_without_gc(epochs: u32) -> u64 {
             .unwrap();
         (p.host_bytes, p.moment, e.dataset.csc)
     };
-    let (with_gc, _, _) = eval(&collected);
+    let (with_gc, _, _) = eval(&collected_s);
     let (without, _, _) = eval(&lingering);
     without - with_gc
 }

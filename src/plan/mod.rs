@@ -1,14 +1,18 @@
 //! `headroom plan` and `headroom check`: estimate a job, judge it against its
 //! budget, and recommend the fastest settings that fit with the margin.
 
+mod annotate;
 pub mod check_text;
 pub mod cli;
 mod cli_memory;
 pub mod gpu_sim;
+mod machine;
+mod places;
 mod planner;
 pub mod provenance;
 mod recommend;
 mod render;
+mod render_advice;
 mod render_head;
 pub mod search;
 pub mod shm_check;
@@ -20,12 +24,16 @@ use serde::Serialize;
 use crate::estimate::{Coefficients, PhaseEstimate, SampleStats, Settings};
 use crate::spec::{Accounting, Job};
 use gpu_sim::GpuSimulation;
+pub use machine::Recommended;
+pub use places::{Places, places_of};
 use planner::Planner;
 use recommend::recommendation;
 use verdict::{Failure, Limits, peaks};
 
-/// The report `plan` and `check` print.
+/// The report `plan` and `check` print. JSON and YAML write it through
+/// machine.rs, which leaves out GPU figures for a job on the CPU.
 #[derive(Debug, Clone, Serialize)]
+#[serde(remote = "Self")]
 pub struct PlanReport {
     /// Job name.
     pub job: String,
@@ -65,8 +73,16 @@ pub struct PlanReport {
     pub train_batch: SampleStats,
     /// Smallest host limit (--mem) the job as given fits with the margin, bytes.
     pub min_host_bytes: u64,
-    /// The fastest settings that fit with the margin; null when none does.
+    /// The largest settings that fit with the margin (the user's own when
+    /// they fit), or where nothing fits the settings that come closest
+    /// (`fits: false`, with the limit they need); null only when no budget
+    /// was given.
     pub recommended: Option<Recommendation>,
+    /// Where the recommendation relies on a preprocessing step (sorting
+    /// edge_index once and saving it): the best settings without it.
+    pub without_preprocessing: Option<Recommendation>,
+    /// The preprocessing step the recommendation relies on: its own peak and time.
+    pub preprocessing: Option<Preprocessing>,
     /// Settings the search estimated.
     pub candidates_searched: usize,
     /// The caching-allocator simulation behind the GPU figures (null without a GPU budget).
@@ -79,11 +95,20 @@ pub struct PlanReport {
     pub warnings: Vec<String>,
     /// What the estimate assumed where the job did not say (degree shape, dropout).
     pub assumptions: Vec<String>,
+    /// Where each field was read, when the job came from a script: GitHub
+    /// annotations are placed there (annotate.rs).
+    #[serde(skip)]
+    pub places: Places,
 }
 
 /// A recommended configuration and what each change does.
 #[derive(Debug, Clone, Serialize)]
 pub struct Recommendation {
+    /// Whether these settings fit with the margin; false: nothing fits and
+    /// these come closest.
+    pub fits: bool,
+    /// The host limit (`--mem`) these settings need with the margin, bytes.
+    pub needs_host_bytes: u64,
     /// Seed nodes per batch.
     pub batch_size: u64,
     /// Neighbors per hop.
@@ -102,6 +127,8 @@ pub struct Recommendation {
     pub shared_sampler: bool,
     /// Sort edge_index by destination once, offline, and pass is_sorted=True.
     pub is_sorted: bool,
+    /// gc.collect() after each on-demand loader is deleted.
+    pub gc_collect: bool,
     /// Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True.
     pub expandable_segments: bool,
     /// Host peak at these settings, bytes.
@@ -117,11 +144,25 @@ pub struct Recommendation {
     pub changes: Vec<Change>,
 }
 
+/// What a change costs the user.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeKind {
+    /// Training computes the same thing (workers, loaders, sampler sharing, gc).
+    Free,
+    /// A one-off step before the job (sorting and saving edge_index).
+    Preprocessing,
+    /// What the model learns from changes (batch size, fanout).
+    Training,
+}
+
 /// One setting changed by the recommendation.
 #[derive(Debug, Clone, Serialize)]
 pub struct Change {
     /// Setting name as in the job spec.
     pub setting: &'static str,
+    /// What the change costs the user.
+    pub kind: ChangeKind,
     /// The user's value.
     pub from: String,
     /// The recommended value.
@@ -136,8 +177,23 @@ pub struct Change {
     pub saves_shm_bytes: i64,
 }
 
-/// Batch-size/fanout pairs the verification simulates before it gives up.
-const MAX_GPU_REJECTS: usize = 64;
+/// A one-off preprocessing step the recommendation relies on.
+#[derive(Debug, Clone, Serialize)]
+pub struct Preprocessing {
+    /// What to run.
+    pub step: &'static str,
+    /// Its host peak with the dataset loaded as the job loads it: the
+    /// dataset, the sort's keys, indices and scratch, the permuted copy, bytes.
+    pub peak_host_bytes: u64,
+    /// The host limit that needs with the margin, bytes.
+    pub needs_host_bytes: u64,
+    /// The peak when only edge_index is loaded for the step (no features), bytes.
+    pub edge_index_only_peak_bytes: u64,
+    /// The host limit that needs with the margin, bytes.
+    pub edge_index_only_needs_bytes: u64,
+    /// Edges sorted.
+    pub edges: u64,
+}
 
 /// The estimate `plan` makes of `job` at its own settings, with the training
 /// GPU simulated on the card less the margin (None without a GPU budget).
@@ -155,40 +211,50 @@ pub fn plan(job: &Job, coeffs: &Coefficients, source: &str, warnings: Vec<String
     let limits = Limits::of(job);
     let (peak_host, host_phase, peak_gpu, gpu_phase) = peaks(&est);
     let checked = limits.host.is_some() || limits.gpu.is_some() || limits.shm.is_some();
-    // With no budget there is nothing to fit, so nothing to recommend.
-    let (found, searched) = if checked {
-        search::search(job, coeffs)
-    } else {
-        (Vec::new(), 0)
-    };
-    // The search judged the GPU on its tensors; verify the best candidates
-    // with the simulated allocator, as configured and then with expandable
-    // segments. What fails there depends on batch size and fanout alone, so a
-    // pair that fails both ways is skipped from then on.
-    let mut recommended = None;
-    let mut gpu_fails: std::collections::HashSet<(u64, Vec<i64>)> = Default::default();
-    for f in found {
-        let key = (f.settings.batch_size, f.settings.fanout.clone());
-        if gpu_fails.contains(&key) {
-            continue;
-        }
-        let mut s = f.settings.clone();
-        let mut ok = planner.judge(&s).2.is_none();
-        if !ok && !s.expandable_segments {
+    // With no budget there is nothing to fit, so nothing to recommend. The
+    // search judges the GPU on its tensors; each setting that fits so is
+    // verified with the simulated allocator, as configured and then with
+    // expandable segments (cached per batch size and fanout).
+    let searched = if checked {
+        let simulated = limits.gpu.is_some() && job.device == crate::spec::Device::Cuda;
+        let mut verify = |s: &Settings| {
+            let mut s = s.clone();
+            if planner.judge(&s).2.is_none() {
+                return Some(s);
+            }
+            if s.expandable_segments {
+                return None;
+            }
             s.expandable_segments = true;
-            ok = planner.judge(&s).2.is_none();
-        }
-        if ok {
-            recommended = Some(recommendation(&mut planner, &s));
-            break;
-        }
-        gpu_fails.insert(key);
-        if gpu_fails.len() >= MAX_GPU_REJECTS {
-            break;
-        }
-    }
-    let min_host =
-        ((peak_host as f64 / (1.0 - job.margin)) / (1u64 << 30) as f64).ceil() as u64 * (1 << 30);
+            planner.judge(&s).2.is_none().then_some(s)
+        };
+        search::search(
+            job,
+            coeffs,
+            if simulated { Some(&mut verify) } else { None },
+        )
+    } else {
+        search::Searched::default()
+    };
+    let recommended = match (searched.fitting.first(), &searched.closest) {
+        (Some(f), _) => Some(recommendation(&mut planner, &f.settings, true)),
+        (None, Some((s, _))) => Some(recommendation(&mut planner, s, false)),
+        (None, None) => None,
+    };
+    let without_preprocessing = match (
+        searched.without_preprocessing.first(),
+        &searched.closest_without_preprocessing,
+    ) {
+        (Some(f), _) => Some(recommendation(&mut planner, &f.settings, true)),
+        (None, Some((s, _))) => Some(recommendation(&mut planner, s, false)),
+        (None, None) => None,
+    };
+    let preprocessing = recommended
+        .as_ref()
+        .filter(|r| r.is_sorted && !job.settings.is_sorted)
+        .map(|_| recommend::sort_step(job, coeffs));
+    let searched_count = searched.count;
+    let min_host = recommend::needs(peak_host, job.margin);
     PlanReport {
         job: job.name.clone(),
         source: source.to_string(),
@@ -209,11 +275,14 @@ pub fn plan(job: &Job, coeffs: &Coefficients, source: &str, warnings: Vec<String
         train_batch: est.train_batch,
         min_host_bytes: min_host,
         recommended,
-        candidates_searched: searched,
+        without_preprocessing,
+        preprocessing,
+        candidates_searched: searched_count,
         gpu_simulation,
         coefficients: coeffs.source.clone(),
         coefficient_sources: provenance::coefficient_sources(job, coeffs),
         warnings,
         assumptions: provenance::assumptions(job),
+        places: Places::default(),
     }
 }

@@ -52,7 +52,7 @@ pub fn assumptions(job: &Job) -> Vec<String> {
     if matches!(job.model, crate::spec::ModelKind::Gnn { .. }) {
         match &d.degree_histogram {
             None => out.push(format!(
-                "degree shape: {}'s power law (no measured degree_histogram){}; batch sizes follow from it (README, \"Degree shape\")",
+                "degree shape: {}'s power law (no measured degree_histogram){}; batch sizes follow from it (docs/plan.md, \"Degree shape\")",
                 d.name,
                 if d.undirected || job.load.to_undirected {
                     ""
@@ -70,7 +70,7 @@ pub fn assumptions(job: &Job) -> Vec<String> {
         }
         let s = &job.settings;
         if s.eval_loaders == crate::spec::EvalLoaders::OnDemand
-            && !job.gc_collect
+            && !s.gc_collect
             && !s.shared_sampler
         {
             out.push(format!(

@@ -1,14 +1,19 @@
 //! A recommendation as people read it: each setting changed from the job's,
-//! applied in order, with what it saves on the host, /dev/shm and GPU peaks and how to
-//! make the change in PyG / PyTorch.
+//! applied in order of what it costs the user (changes that leave training
+//! as it is, then a preprocessing step, then batch size and fanout), with
+//! what it saves on the host, /dev/shm and GPU peaks and how to make the
+//! change in PyG / PyTorch; and the preprocessing step's own plan.
 
 use super::planner::Planner;
 use super::verdict::peaks;
-use super::{Change, Recommendation};
-use crate::estimate::Settings;
+use super::{Change, ChangeKind, Preprocessing, Recommendation};
+use crate::estimate::{Coefficients, Settings};
+use crate::spec::Job;
 
-/// Describes `found` as changes from the job's settings, each with its saving.
-pub(super) fn recommendation(planner: &mut Planner, to: &Settings) -> Recommendation {
+/// Describes `to` as changes from the job's settings, each with its saving;
+/// `fits`: whether `to` fits (false: nothing does, and it comes closest).
+pub(super) fn recommendation(planner: &mut Planner, to: &Settings, fits: bool) -> Recommendation {
+    let margin = planner.job.margin;
     let mut cur = planner.job.settings.clone();
     let mut peak = |s: &Settings| {
         let est = planner.estimate(s).0;
@@ -19,13 +24,14 @@ pub(super) fn recommendation(planner: &mut Planner, to: &Settings) -> Recommenda
     let mut last = peak(&cur);
     let mut changes = Vec::new();
     macro_rules! step {
-        ($field:ident, $name:expr, $fmt:expr) => {
+        ($field:ident, $name:expr, $kind:expr, $fmt:expr) => {
             if cur.$field != to.$field {
                 let from = $fmt(&cur.$field);
                 cur.$field = to.$field.clone();
                 let now = peak(&cur);
                 changes.push(Change {
                     setting: $name,
+                    kind: $kind,
                     how: how($name),
                     from,
                     to: $fmt(&to.$field),
@@ -37,23 +43,28 @@ pub(super) fn recommendation(planner: &mut Planner, to: &Settings) -> Recommenda
             }
         };
     }
-    step!(shared_sampler, "shared_sampler", |v: &bool| v.to_string());
-    step!(is_sorted, "is_sorted", |v: &bool| v.to_string());
+    use ChangeKind::{Free, Preprocessing as Pre, Training};
+    let b = |v: &bool| v.to_string();
+    let n = |v: &u32| v.to_string();
+    step!(shared_sampler, "shared_sampler", Free, b);
     step!(
         eval_loaders,
         "eval_loaders",
+        Free,
         |v: &crate::spec::EvalLoaders| v.to_string()
     );
-    step!(num_workers, "num_workers", |v: &u32| v.to_string());
-    step!(persistent_workers, "persistent_workers", |v: &bool| v
-        .to_string());
-    step!(prefetch_factor, "prefetch_factor", |v: &u32| v.to_string());
-    step!(pin_memory, "pin_memory", |v: &bool| v.to_string());
-    step!(fanout, "fanout", |v: &Vec<i64>| format!("{v:?}"));
-    step!(batch_size, "batch_size", |v: &u64| v.to_string());
-    step!(expandable_segments, "expandable_segments", |v: &bool| v
-        .to_string());
+    step!(gc_collect, "gc_collect", Free, b);
+    step!(num_workers, "num_workers", Free, n);
+    step!(persistent_workers, "persistent_workers", Free, b);
+    step!(prefetch_factor, "prefetch_factor", Free, n);
+    step!(pin_memory, "pin_memory", Free, b);
+    step!(expandable_segments, "expandable_segments", Free, b);
+    step!(is_sorted, "is_sorted", Pre, b);
+    step!(fanout, "fanout", Training, |v: &Vec<i64>| format!("{v:?}"));
+    step!(batch_size, "batch_size", Training, |v: &u64| v.to_string());
     Recommendation {
+        fits,
+        needs_host_bytes: needs(last.0 as u64, margin),
         batch_size: to.batch_size,
         fanout: to.fanout.clone(),
         num_workers: to.num_workers,
@@ -63,6 +74,7 @@ pub(super) fn recommendation(planner: &mut Planner, to: &Settings) -> Recommenda
         prefetch_factor: to.prefetch_factor,
         shared_sampler: to.shared_sampler,
         is_sorted: to.is_sorted,
+        gc_collect: to.gc_collect,
         expandable_segments: to.expandable_segments,
         peak_host_bytes: last.0 as u64,
         peak_gpu_bytes: last.1 as u64,
@@ -88,11 +100,52 @@ fn how(setting: &str) -> &'static str {
         "persistent_workers" => "NeighborLoader(persistent_workers=...)",
         "prefetch_factor" => "NeighborLoader(prefetch_factor=...)",
         "pin_memory" => "NeighborLoader(pin_memory=...)",
-        "fanout" => "NeighborLoader(num_neighbors=[...])",
-        "batch_size" => "NeighborLoader(batch_size=...); scale the learning rate with it",
+        "fanout" => {
+            "NeighborLoader(num_neighbors=[...]): fewer neighbours a hop; each node's aggregate is noisier"
+        }
+        "batch_size" => {
+            "NeighborLoader(batch_size=...): fewer seeds a step; scale the learning rate with the batch (linearly for SGD, by its square root for Adam, as a first guess)"
+        }
+        "gc_collect" => {
+            "call gc.collect() right after `del loader`: a NeighborLoader refers to itself, so del alone frees its CSC only at CPython's next full collection"
+        }
         "expandable_segments" => {
             "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (PyTorch >= 2.1)"
         }
         _ => "",
+    }
+}
+
+/// The host limit, rounded up to a whole GiB, that `peak` needs with `margin` kept free.
+pub(super) fn needs(peak: u64, margin: f64) -> u64 {
+    ((peak as f64 / (1.0 - margin)) / (1u64 << 30) as f64).ceil() as u64 * (1 << 30)
+}
+
+/// The one-off job that sorts edge_index by destination and saves it: the
+/// dataset loaded as the job loads it, then `edge_index[:, argsort(edge_index[1])]`
+/// (the load phase of the same job with `sort_edges`).
+pub(super) fn sort_step(job: &Job, coeffs: &Coefficients) -> Preprocessing {
+    let mut sorting = job.clone();
+    sorting.load.sort_edges = true;
+    let s = Settings {
+        is_sorted: true,
+        num_workers: 0,
+        ..job.settings.clone()
+    };
+    let est = crate::estimate::estimate(&sorting, &s, coeffs);
+    let peak = est
+        .phases
+        .iter()
+        .find(|p| p.phase == crate::estimate::Phase::Load)
+        .map_or(0, |p| p.host_bytes);
+    let d = &est.dataset;
+    let alone = peak.saturating_sub(d.features + d.labels + d.splits);
+    Preprocessing {
+        step: "load the dataset, edge_index = edge_index[:, edge_index[1].argsort(stable=True)], save it; then pass is_sorted=True",
+        peak_host_bytes: peak,
+        needs_host_bytes: needs(peak, job.margin),
+        edge_index_only_peak_bytes: alone,
+        edge_index_only_needs_bytes: needs(alone, job.margin),
+        edges: d.edges,
     }
 }

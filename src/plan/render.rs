@@ -11,10 +11,10 @@ use tabled::settings::{Alignment, Style};
 use super::PlanReport;
 use crate::estimate::PhaseEstimate;
 use crate::output::{Report, shown, shown_within};
-use crate::units::{fmt_bytes, fmt_delta};
+use crate::units::fmt_bytes;
 
 /// A rounded table whose `numeric` columns are right-aligned.
-fn table(builder: Builder, numeric: std::ops::Range<usize>) -> String {
+pub(super) fn table(builder: Builder, numeric: std::ops::Range<usize>) -> String {
     let mut t = builder.build();
     t.with(Style::rounded());
     t.modify(Columns::new(numeric), Alignment::right());
@@ -163,112 +163,7 @@ impl Report for PlanReport {
         Ok(())
     }
 
-    fn annotations(&self) -> Vec<(&'static str, String)> {
-        let mut out: Vec<(&'static str, String)> = self
-            .warnings
-            .iter()
-            .map(|m| {
-                (
-                    "warning",
-                    format!("{}: {}", shown(&self.source), shown_within(m, 400)),
-                )
-            })
-            .collect();
-        if let Some(f) = &self.failure {
-            let fix = self.recommended.as_ref().map_or(String::new(), |r| {
-                format!("; fits with batch_size={} fanout={:?} num_workers={} persistent_workers={} eval_loaders={}", r.batch_size, r.fanout, r.num_workers, r.persistent_workers, r.eval_loaders)
-            });
-            out.push((
-                "error",
-                format!(
-                    "{}: does not fit (exit {} in {}): {}{fix}",
-                    shown(&self.source),
-                    f.exit_code,
-                    f.phase.as_str(),
-                    f.message
-                ),
-            ));
-        }
-        out
-    }
-}
-
-impl PlanReport {
-    fn write_recommendation(&self, w: &mut dyn Write) -> std::io::Result<()> {
-        if !self.checked {
-            return writeln!(
-                w,
-                "\nno recommendation: with no budget there is nothing to fit (give --mem, --gpu or --shm)"
-            );
-        }
-        let Some(r) = &self.recommended else {
-            return writeln!(
-                w,
-                "\nno setting of batch size, fanout, workers or loaders fits {} settings tried; more memory is the only way (see --mem above)",
-                self.candidates_searched
-            );
-        };
-        if r.changes.is_empty() {
-            return writeln!(
-                w,
-                "\nrecommended: keep your settings: they fit and nothing faster fits ({} settings tried)",
-                self.candidates_searched
-            );
-        }
-        writeln!(
-            w,
-            "\nrecommended: the fastest of {} settings tried that fit with the margin, keeping fanout and batch as large as possible:",
-            self.candidates_searched
-        )?;
-        // The /dev/shm column only when a change moves it.
-        let shm = r.changes.iter().any(|c| c.saves_shm_bytes != 0);
-        let mut t = Builder::default();
-        let gpu = self.shows_gpu();
-        let mut head = vec!["setting", "yours", "recommended", "host saved"];
-        if shm {
-            head.push("/dev/shm saved");
-        }
-        if gpu {
-            head.push("GPU saved");
-        }
-        t.push_record(head);
-        for c in &r.changes {
-            let mut row = vec![
-                c.setting.to_string(),
-                c.from.clone(),
-                c.to.clone(),
-                fmt_delta(c.saves_host_bytes as i128),
-            ];
-            if shm {
-                row.push(fmt_delta(c.saves_shm_bytes as i128));
-            }
-            if gpu {
-                row.push(fmt_delta(c.saves_gpu_bytes as i128));
-            }
-            t.push_record(row);
-        }
-        writeln!(
-            w,
-            "{}",
-            table(t, 1..4 + usize::from(shm) + usize::from(gpu))
-        )?;
-        for c in &r.changes {
-            writeln!(w, "  {}: {}", c.setting, c.how)?;
-        }
-        let then_gpu = if gpu {
-            format!(", {} GPU", fmt_bytes(r.peak_gpu_bytes))
-        } else {
-            String::new()
-        };
-        writeln!(
-            w,
-            "  then: peak {} host{then_gpu}, {} in /dev/shm",
-            fmt_bytes(r.peak_host_bytes),
-            fmt_bytes(r.peak_shm_bytes)
-        )?;
-        if let Some(note) = &r.shm_check {
-            writeln!(w, "  /dev/shm: {note}")?;
-        }
-        Ok(())
+    fn annotations(&self) -> Vec<crate::output::Annotation> {
+        self.github_annotations()
     }
 }

@@ -1,9 +1,14 @@
-//! The recommendation search: every combination of batch size, fanout,
-//! workers, persistence, evaluation-loader strategy and pinning at or below
-//! what the user asked for, estimated, judged, and ranked. headroom never
-//! trades what the model learns from for speed: among the settings that fit
-//! with the margin it keeps the fanout (weighted double) and the batch size as
-//! close to the user's as it can, and only then picks the fastest.
+//! The recommendation search: the largest settings that fit. A setting is
+//! only ever moved in the direction that needs less memory (fewer workers,
+//! not persistent, less prefetch, no pinning, evaluation loaders built on
+//! demand and collected, one shared sampler, a sorted edge_index), so no
+//! change that costs memory is taken back by another. Batch size and fanout,
+//! which change what the model learns, are given up last and least: the
+//! (batch, fanout) pairs are tried in order of how much of the request they
+//! give up, and the first level at which anything fits is the answer; among
+//! the settings that fit there, the ones that need no preprocessing step,
+//! then those that change the fewest settings, then the fastest come first. Where nothing fits, the settings that come
+//! closest, with the limit they would need.
 
 use std::collections::HashMap;
 
@@ -18,22 +23,41 @@ use crate::spec::{EvalLoaders, Job};
 pub struct Found {
     /// The settings.
     pub settings: Settings,
-    /// Ranking key: quality given up, seconds, changes, host peak.
+    /// Ranking key: quality given up, preprocessing, changes, seconds, host peak.
     key: Key,
 }
 
-/// Batch sizes tried: the user's, then halvings down to 16.
+/// What the search found.
+#[derive(Debug, Clone, Default)]
+pub struct Searched {
+    /// Settings that fit, best first: those of the least quality given up.
+    pub fitting: Vec<Found>,
+    /// The best that fit without a preprocessing step (sorting edge_index),
+    /// where the best needs one.
+    pub without_preprocessing: Vec<Found>,
+    /// Where nothing fits: the settings whose peaks need the smallest
+    /// limits, and the factor by which the tightest limit falls short.
+    pub closest: Option<(Settings, f64)>,
+    /// The same among the settings without a preprocessing step, where the
+    /// best needs one and nothing fits without it.
+    pub closest_without_preprocessing: Option<(Settings, f64)>,
+    /// Settings estimated.
+    pub count: usize,
+}
+
+/// Batch sizes tried, largest first: the user's, then powers of two and
+/// the halfway steps between them (768, 512, 384, ...), down to 16.
 fn batch_sizes(requested: u64) -> Vec<u64> {
     let mut out = vec![requested];
-    let mut b = requested;
     let floor = if requested <= 16 { 1 } else { 16 };
-    while b > floor {
-        b = if b.is_power_of_two() {
-            b / 2
-        } else {
-            b.next_power_of_two() / 2
-        };
-        out.push(b);
+    let mut p = requested.next_power_of_two();
+    while p >= floor {
+        for b in [p / 2 + p / 4, p / 2] {
+            if b < requested && b >= floor && !out.contains(&b) {
+                out.push(b);
+            }
+        }
+        p /= 2;
     }
     out
 }
@@ -64,18 +88,6 @@ fn fanouts(requested: &[i64]) -> Vec<Vec<i64>> {
                 out.push(f);
             }
         }
-    }
-    out
-}
-
-/// Worker counts tried, bounded by the cores a rank has.
-fn worker_counts(cpus: u32, requested: u32) -> Vec<u32> {
-    let mut out: Vec<u32> = [0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32]
-        .into_iter()
-        .filter(|&w| w < cpus.max(2))
-        .collect();
-    if !out.contains(&requested) {
-        out.push(requested);
     }
     out
 }
@@ -112,112 +124,78 @@ fn changes(req: &Settings, s: &Settings) -> usize {
         req.eval_loaders != s.eval_loaders,
         req.shared_sampler != s.shared_sampler,
         req.is_sorted != s.is_sorted,
+        req.gc_collect != s.gc_collect,
     ]
     .into_iter()
     .filter(|&c| c)
     .count()
 }
 
-/// Ranking key, ordered best first: quality given up (micro-units of
-/// log-ratio), estimated epoch time (microseconds), changes from the user's
-/// settings, host peak. Quantised so that float noise cannot reorder ties.
-type Key = (i64, i64, usize, u64);
+/// Ranking key, best first: quality given up (micro-units of log-ratio), a
+/// preprocessing step needed, changes from the user's settings (nothing is
+/// changed that need not be), estimated epoch time (microseconds), host
+/// peak. Quantised so that float noise cannot reorder ties.
+type Key = (i64, bool, usize, i64, u64);
 
-fn key(loss: f64, secs: f64, changes: usize, host: u64) -> Key {
-    (
-        (loss * 1e6).round() as i64,
-        (secs * 1e6).round() as i64,
-        changes,
-        host,
-    )
-}
-
-/// Searches every candidate: the ones that fit, best first, and how many
-/// were estimated. The GPU is judged on its tensors alone (a lower bound):
-/// the allocator's reserve is simulated afterwards, best candidate first.
-pub fn search(job: &Job, coeffs: &Coefficients) -> (Vec<Found>, usize) {
-    let coeffs = &Coefficients {
-        allocator_reserve_fraction: 0.0,
-        ..coeffs.clone()
-    };
-    let req = &job.settings;
-    let prep = Prepared::new(job);
-    let limits = Limits::of(job);
-    let evals: Vec<EvalLoaders> = match req.eval_loaders {
-        EvalLoaders::None => vec![EvalLoaders::None],
-        _ => vec![EvalLoaders::Resident, EvalLoaders::OnDemand],
-    };
-    let pins: Vec<bool> = if req.pin_memory {
-        vec![true, false]
-    } else {
-        vec![false]
-    };
-    // Sharing a sampler and pre-sorting only mean something for NeighborLoaders.
+/// The settings that leave training as it is, each only in the direction
+/// that needs less memory than the user's.
+fn free_settings(job: &Job, req: &Settings) -> Vec<Settings> {
+    let down = |v: bool| if v { vec![true, false] } else { vec![false] };
+    let up = |v: bool| if v { vec![true] } else { vec![false, true] };
     let gnn = matches!(job.model, crate::spec::ModelKind::Gnn { .. });
-    let shares: Vec<bool> = if req.shared_sampler || !gnn {
-        vec![req.shared_sampler]
-    } else {
-        vec![false, true]
+    let workers: Vec<u32> = [req.num_workers, 8, 6, 4, 3, 2, 1, 0]
+        .into_iter()
+        .filter(|&w| w <= req.num_workers)
+        .fold(Vec::new(), |mut v, w| {
+            if !v.contains(&w) {
+                v.push(w);
+            }
+            v
+        });
+    let evals: Vec<EvalLoaders> = match req.eval_loaders {
+        EvalLoaders::Resident => vec![EvalLoaders::Resident, EvalLoaders::OnDemand],
+        e => vec![e],
     };
-    let sorts: Vec<bool> = if req.is_sorted || !gnn {
-        vec![req.is_sorted]
-    } else {
-        vec![false, true]
-    };
-    let prefetches: Vec<u32> = if req.prefetch_factor > 1 {
+    let prefetches = if req.prefetch_factor > 1 {
         vec![req.prefetch_factor, 1]
     } else {
         vec![req.prefetch_factor]
     };
-    let mut extras: Vec<(u32, bool, bool)> = Vec::new();
-    for &p in &prefetches {
-        for &h in &shares {
-            for &o in &sorts {
-                extras.push((p, h, o));
-            }
-        }
-    }
-    let mut models: HashMap<(u64, Vec<i64>), BatchModel> = HashMap::new();
-    let mut fitting: Vec<Found> = Vec::new();
-    let mut count = 0;
-    for batch in batch_sizes(req.batch_size) {
-        for fanout in fanouts(&req.fanout) {
-            let mut s = Settings {
-                batch_size: batch,
-                fanout,
-                ..req.clone()
-            };
-            let loss = quality_loss(req, &s);
-            let bm = *models
-                .entry((batch, s.fanout.clone()))
-                .or_insert_with(|| BatchModel::new(job, &s, &prep));
-            for &workers in &worker_counts(job.cpus, req.num_workers) {
-                for persistent in [false, true] {
-                    if persistent && workers == 0 {
-                        continue;
-                    }
+    // Sharing a sampler and pre-sorting only mean something for NeighborLoaders.
+    let (shares, sorts) = if gnn {
+        (up(req.shared_sampler), up(req.is_sorted))
+    } else {
+        (vec![req.shared_sampler], vec![req.is_sorted])
+    };
+    let mut out = Vec::new();
+    for &w in &workers {
+        for persistent in down(req.persistent_workers) {
+            for &prefetch in &prefetches {
+                if w == 0 && (persistent || prefetch != req.prefetch_factor) {
+                    continue;
+                }
+                for pin in down(req.pin_memory) {
                     for &eval_loaders in &evals {
-                        for &pin in &pins {
-                            for &(prefetch, shared, sorted) in &extras {
-                                s.shared_sampler = shared;
-                                s.is_sorted = sorted;
-                                s.num_workers = workers;
-                                s.persistent_workers = persistent;
-                                s.eval_loaders = eval_loaders;
-                                s.pin_memory = pin;
-                                s.prefetch_factor = prefetch;
-                                count += 1;
-                                let est = estimate_with(job, &s, coeffs, &bm, false);
-                                if !fits(&est, &limits) {
-                                    continue;
+                        let gcs = if eval_loaders == EvalLoaders::OnDemand {
+                            up(req.gc_collect)
+                        } else {
+                            vec![req.gc_collect]
+                        };
+                        for &gc_collect in &gcs {
+                            for &shared_sampler in &shares {
+                                for &is_sorted in &sorts {
+                                    out.push(Settings {
+                                        num_workers: w,
+                                        persistent_workers: persistent,
+                                        prefetch_factor: prefetch,
+                                        pin_memory: pin,
+                                        eval_loaders,
+                                        gc_collect,
+                                        shared_sampler,
+                                        is_sorted,
+                                        ..req.clone()
+                                    });
                                 }
-                                let secs = epoch_cost(job, &s, &bm.train, est.dataset.edges);
-                                let host = peaks(&est).0;
-                                let key = key(loss, secs, changes(req, &s), host);
-                                fitting.push(Found {
-                                    settings: s.clone(),
-                                    key,
-                                });
                             }
                         }
                     }
@@ -225,57 +203,197 @@ pub fn search(job: &Job, coeffs: &Coefficients) -> (Vec<Found>, usize) {
             }
         }
     }
-    fitting.sort_by_key(|f| f.key);
-    (fitting, count)
+    out
+}
+
+/// The free settings that need the least memory: no workers, one shared
+/// sampler, evaluation loaders collected after use (or resident ones on
+/// that sampler), sorted where the search may sort. Nothing else among
+/// `free_settings` needs less on any budget but for the effects
+/// `estimate::props` allows (a worker moves a batch out of the main
+/// process's heap: under one batch), so where these do not fit a (batch,
+/// fanout) pair, the search moves on to the next pair: at worst it answers
+/// one step of batch or fanout smaller than it had to, never a setting that
+/// does not fit.
+fn least<'a>(free: &'a [Settings], preprocessing: bool, req: &Settings) -> Vec<&'a Settings> {
+    free.iter()
+        .filter(|f| f.num_workers == 0 && !f.pin_memory)
+        .filter(|f| f.shared_sampler || !free.iter().any(|g| g.shared_sampler))
+        .filter(|f| f.gc_collect || f.eval_loaders != EvalLoaders::OnDemand)
+        .filter(|f| f.is_sorted == (preprocessing || req.is_sorted))
+        .collect()
+}
+
+/// How far `s`'s estimate is from fitting: its largest peak over its limit
+/// less the margin, over every budget given (1 or less fits).
+fn shortfall(est: &crate::estimate::Estimate, limits: &Limits) -> f64 {
+    let (host, _, gpu, _) = peaks(est);
+    let shm = est.phases.iter().map(|p| p.shm_bytes).max().unwrap_or(0);
+    let over = |need: u64, limit: Option<u64>, usable: bool| {
+        limit.map_or(0.0, |l| {
+            let l = if usable { limits.usable(l) } else { l };
+            need as f64 / l.max(1) as f64
+        })
+    };
+    over(host, limits.host, true)
+        .max(over(gpu, limits.gpu, true))
+        .max(over(shm, limits.shm, false))
+}
+
+/// A check of a setting that fits the host by the estimate, with the GPU
+/// as the allocator simulation sees it: the setting to use (perhaps with
+/// expandable segments), or None.
+pub type Verify<'a> = &'a mut dyn FnMut(&Settings) -> Option<Settings>;
+
+/// Searches for the largest settings that fit `job`'s budgets; `verify`
+/// (where a GPU is simulated) has the last word on each that fits.
+pub fn search(job: &Job, coeffs: &Coefficients, mut verify: Option<Verify>) -> Searched {
+    let coeffs = &Coefficients {
+        allocator_reserve_fraction: 0.0,
+        ..coeffs.clone()
+    };
+    let req = &job.settings;
+    let prep = Prepared::new(job);
+    let limits = Limits::of(job);
+    let free = free_settings(job, req);
+    // (batch, fanout) pairs in order of quality given up; a tie keeps the fanout.
+    let mut pairs: Vec<(f64, u64, Vec<i64>)> = Vec::new();
+    for batch in batch_sizes(req.batch_size) {
+        for fanout in fanouts(&req.fanout) {
+            let s = Settings {
+                batch_size: batch,
+                fanout: fanout.clone(),
+                ..req.clone()
+            };
+            pairs.push((quality_loss(req, &s), batch, fanout));
+        }
+    }
+    pairs.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)));
+    let quantised = |loss: f64| (loss * 1e6).round() as i64;
+    let mut out = Searched::default();
+    let mut models: HashMap<(u64, Vec<i64>), BatchModel> = HashMap::new();
+    let mut closest: Option<(f64, f64, Settings)> = None;
+    let mut alt_closest: Option<(f64, f64, Settings)> = None;
+    // The first level of quality at which anything fits, and the first at
+    // which something fits without a preprocessing step.
+    let (mut best_level, mut alt_level): (Option<i64>, Option<i64>) = (None, None);
+    for (loss, batch, fanout) in pairs {
+        let level = quantised(loss);
+        let searching_best = best_level.is_none_or(|b| level == b);
+        let searching_alt = alt_level.is_none_or(|a| level == a);
+        if !searching_best && !searching_alt {
+            break;
+        }
+        let bm = *models.entry((batch, fanout.clone())).or_insert_with(|| {
+            let s = Settings {
+                batch_size: batch,
+                fanout: fanout.clone(),
+                ..req.clone()
+            };
+            BatchModel::new(job, &s, &prep)
+        });
+        // The pair's least-memory corners: where they do not fit, nothing
+        // at this pair does, and they are the pair's closest settings.
+        let mut corner_fits = [false, false];
+        for (i, sorted) in [false, true].into_iter().enumerate() {
+            for f in least(&free, sorted, req) {
+                let s = Settings {
+                    batch_size: batch,
+                    fanout: fanout.clone(),
+                    ..f.clone()
+                };
+                out.count += 1;
+                let est = estimate_with(job, &s, coeffs, &bm, false);
+                if fits(&est, &limits) {
+                    corner_fits[i] = true;
+                    continue;
+                }
+                let short = shortfall(&est, &limits);
+                if closest.as_ref().is_none_or(|c| (short, loss) < (c.0, c.1)) {
+                    closest = Some((short, loss, s.clone()));
+                }
+                if (!s.is_sorted || req.is_sorted)
+                    && alt_closest
+                        .as_ref()
+                        .is_none_or(|c| (short, loss) < (c.0, c.1))
+                {
+                    alt_closest = Some((short, loss, s));
+                }
+            }
+        }
+        for f in &free {
+            let preprocessing = f.is_sorted && !req.is_sorted;
+            if !corner_fits[usize::from(f.is_sorted && !req.is_sorted)] {
+                continue;
+            }
+            if !searching_best && (preprocessing || !searching_alt) {
+                continue;
+            }
+            let s = Settings {
+                batch_size: batch,
+                fanout: fanout.clone(),
+                ..f.clone()
+            };
+            out.count += 1;
+            let est = estimate_with(job, &s, coeffs, &bm, false);
+            let verified = if fits(&est, &limits) {
+                match verify.as_mut() {
+                    Some(v) => v(&s),
+                    None => Some(s.clone()),
+                }
+            } else {
+                None
+            };
+            let Some(s) = verified else {
+                // Judged on tensors alone, a setting the simulation refuses
+                // reads as fitting: it is at least a little short.
+                let short = shortfall(&est, &limits).max(1.0 + 1e-9);
+                if closest.as_ref().is_none_or(|c| (short, loss) < (c.0, c.1)) {
+                    closest = Some((short, loss, s.clone()));
+                }
+                if !preprocessing
+                    && alt_closest
+                        .as_ref()
+                        .is_none_or(|c| (short, loss) < (c.0, c.1))
+                {
+                    alt_closest = Some((short, loss, s));
+                }
+                continue;
+            };
+            let secs = epoch_cost(job, &s, &bm.train, est.dataset.edges);
+            let key: Key = (
+                level,
+                preprocessing,
+                changes(req, &s),
+                (secs * 1e6).round() as i64,
+                peaks(&est).0,
+            );
+            let found = Found { settings: s, key };
+            if !preprocessing && searching_alt {
+                alt_level = Some(level);
+                out.without_preprocessing.push(found.clone());
+            }
+            if searching_best {
+                best_level = Some(level);
+                out.fitting.push(found);
+            }
+        }
+    }
+    out.fitting.sort_by_key(|f| f.key);
+    out.without_preprocessing.sort_by_key(|f| f.key);
+    // The alternative matters only where the best needs preprocessing.
+    if out.fitting.first().is_none_or(|b| !b.key.1) {
+        out.without_preprocessing.clear();
+    }
+    let best_needs_sorting = out.fitting.first().is_some_and(|b| b.key.1);
+    if out.fitting.is_empty() {
+        out.closest = closest.map(|(short, _, s)| (s, short));
+    } else if best_needs_sorting && out.without_preprocessing.is_empty() {
+        out.closest_without_preprocessing = alt_closest.map(|(short, _, s)| (s, short));
+    }
+    out
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn batch_sizes_halve_from_the_request() {
-        assert_eq!(batch_sizes(1024), vec![1024, 512, 256, 128, 64, 32, 16]);
-        assert_eq!(batch_sizes(1000), vec![1000, 512, 256, 128, 64, 32, 16]);
-        assert_eq!(batch_sizes(2), vec![2, 1]);
-    }
-
-    #[test]
-    fn fanouts_never_exceed_the_request_and_include_it() {
-        let f = fanouts(&[15, 10]);
-        assert_eq!(f[0], vec![15, 10]);
-        assert!(
-            f.iter()
-                .all(|v| v[0] <= 15 && v[1] <= 10 && v[0] >= 1 && v[1] >= 1)
-        );
-        assert!(f.len() > 50, "{}", f.len());
-    }
-
-    #[test]
-    fn quality_loss_is_zero_for_the_request_and_grows_with_cuts() {
-        let req = Settings {
-            batch_size: 1024,
-            fanout: vec![15, 10],
-            num_workers: 4,
-            persistent_workers: true,
-            prefetch_factor: 2,
-            pin_memory: false,
-            eval_loaders: EvalLoaders::Resident,
-            shared_sampler: false,
-            is_sorted: false,
-            expandable_segments: false,
-        };
-        assert_eq!(quality_loss(&req, &req), 0.0);
-        let half_batch = Settings {
-            batch_size: 512,
-            ..req.clone()
-        };
-        let half_fan = Settings {
-            fanout: vec![15, 5],
-            ..req.clone()
-        };
-        // ln 2 for the batch; 2·ln 2 for halving one hop of the fanout.
-        assert!((quality_loss(&req, &half_batch) - 2f64.ln()).abs() < 1e-12);
-        assert!((quality_loss(&req, &half_fan) - 2.0 * 2f64.ln()).abs() < 1e-12);
-    }
-}
+#[path = "search_tests.rs"]
+mod tests;

@@ -63,7 +63,7 @@ impl Limits {
         }
     }
 
-    fn usable(&self, limit: u64) -> u64 {
+    pub(crate) fn usable(&self, limit: u64) -> u64 {
         (limit as f64 * (1.0 - self.margin)) as u64
     }
 }

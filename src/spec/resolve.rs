@@ -60,8 +60,6 @@ pub struct Job {
     pub evaluate_train: bool,
     /// NeighborLoader or the legacy NeighborSampler (adjacency-only batches).
     pub loader_kind: LoaderKind,
-    /// The script collects garbage after deleting an on-demand loader.
-    pub gc_collect: bool,
     /// Hidden layers are followed by dropout with p > 0 (its output and mask kept).
     pub dropout: bool,
     /// How the dataset is loaded.
@@ -210,13 +208,13 @@ impl Job {
                 eval_loaders: l.eval_loaders,
                 shared_sampler: l.shared_sampler,
                 is_sorted: l.is_sorted,
+                gc_collect: l.gc_collect,
                 expandable_segments: alloc_conf.expandable_segments,
             },
             eval_batch_size: l.eval_batch_size,
             eval_num_workers: l.eval_num_workers,
             evaluate_train: l.evaluate_train,
             loader_kind: l.kind,
-            gc_collect: l.gc_collect,
             dropout: spec.model.dropout.is_none_or(|p| p > 0.0),
             load: spec.load.clone(),
             device: spec.device,
