@@ -201,11 +201,25 @@ fn eval_loaders(l: &mut Ledger, loaders: &[LoaderCall]) {
         );
         return;
     };
-    let placement = if evals.iter().any(|c| c.placement == EvalLoaders::Resident) {
+    // Layer-wise inference's loader (every node, every neighbour) is the
+    // evaluation: the one the plan sizes, at its own line.
+    // Of several (a subclass's override of the method that builds them),
+    // the one beside the training loader.
+    let file = |c: &LoaderCall| c.at.split(':').next().unwrap_or("").to_string();
+    let train_file = loaders.iter().find(|c| c.split == Split::Train).map(file);
+    let layerwise = evals
+        .iter()
+        .find(|c| c.layerwise && Some(file(c)) == train_file)
+        .or_else(|| evals.iter().find(|c| c.layerwise));
+    let first = layerwise.unwrap_or(first);
+    let placement = if layerwise.is_some() {
+        EvalLoaders::Layerwise
+    } else if evals.iter().any(|c| c.placement == EvalLoaders::Resident) {
         EvalLoaders::Resident
     } else {
         EvalLoaders::OnDemand
     };
+    let at = layerwise.map_or(at, |c| c.places.clone());
     l.spec.loader.eval_loaders = placement;
     l.read("loader.eval_loaders", placement.as_str().into(), at.clone());
     if placement == EvalLoaders::Resident && evals.len() != 2 {
@@ -236,6 +250,7 @@ fn eval_loaders(l: &mut Ledger, loaders: &[LoaderCall]) {
             .get("num_neighbors")
             .and_then(|f| f.value.as_int_list())
             && fan != l.spec.loader.fanout
+            && !c.layerwise
         {
             l.warnings.push(format!(
                 "the evaluation loader at {} samples {fan:?}; headroom plans evaluation batches with the training fanout {:?}",

@@ -181,8 +181,12 @@ fn loader<'t>(ev: &Eval<'t>, call: Node<'t>, kind: LoaderKind, ctx: &Context<'t>
     let fanout = args
         .get("num_neighbors")
         .and_then(|f| f.value.as_int_list());
-    let layerwise =
-        split == Split::All && fanout.is_some_and(|f| !f.is_empty() && f.iter().all(|h| *h < 0));
+    // Every node (no input nodes given, whatever the variable is called:
+    // `self.test_loader = NeighborSampler(edge_index, sizes=[-1])`), every
+    // neighbour: layer-wise inference, unless it is the training loader.
+    let every_node = input_nodes_text.as_deref().is_none_or(|t| t == "None");
+    let layerwise = (split == Split::All || (every_node && split != Split::Train))
+        && fanout.is_some_and(|f| !f.is_empty() && f.iter().all(|h| *h < 0));
     LoaderCall {
         at: format!("{}{}", ev.at(call), ctx.describe),
         places: match &ctx.site {

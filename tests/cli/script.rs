@@ -88,7 +88,14 @@ fn pyg_products_example_is_read_from_its_sbatch_script() {
         warnings.contains("ogbn_products_sage.py:18 moves the whole graph to the GPU"),
         "{warnings}"
     );
-    assert!(warnings.contains("samples [-1]"), "{warnings}");
+    // The all-node, all-neighbour loader is layer-wise inference: the
+    // evaluation, read at its own line (not a training-fanout warning).
+    assert!(!warnings.contains("samples [-1]"), "{warnings}");
+    assert_eq!(
+        inferred(&r, "loader.eval_loaders"),
+        (json!("layerwise"), "ogbn_products_sage.py:25".into())
+    );
+    assert_eq!(plan["settings"]["eval_loaders"], "layerwise");
 }
 
 #[test]

@@ -153,3 +153,20 @@ fn dataclass_fields_and_function_signatures_are_options() {
     assert_eq!(r["job"]["loader"]["batch_size"], 512);
     assert_eq!(r["job"]["model"]["hidden"], 32);
 }
+
+#[test]
+fn a_legacy_neighbor_sampler_with_layerwise_inference_kept_in_the_model() {
+    let r = plan("legacy_sampler/train.py", &[]);
+    assert_eq!(
+        inferred(&r, "loader.kind"),
+        (json!("neighbor_sampler"), "train.py:28".into())
+    );
+    assert_eq!(r["job"]["loader"]["fanout"], json!([25, 10]));
+    assert_eq!(r["job"]["loader"]["batch_size"], 1024);
+    // `self.test_loader` by name, every node by its arguments: layer-wise.
+    let (eval, from) = inferred(&r, "loader.eval_loaders");
+    assert_eq!(eval, "layerwise");
+    assert!(from.starts_with("train.py:17"), "{from}");
+    assert_eq!(r["job"]["loader"]["eval_batch_size"], 2048);
+    assert_eq!(r["job"]["dataset"], "reddit");
+}
