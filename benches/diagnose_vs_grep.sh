@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Speed and memory of `headroom diagnose` on big logs, against
-# `grep -c -E` with the same trigger words (src/diagnose/parse/mod.rs TRIGGERS).
+# `grep -c -E` with the same trigger words (TRIGGERS in src/diagnose/parse/mod.rs and locale_words.rs).
 #
 # Usage: benches/diagnose_vs_grep.sh [SIZE_MIB ...]   (default: 100 1024)
 # HEADROOM_BASELINE_BIN=path also times an older build on the same log, so a
@@ -20,7 +20,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 # The same literals the prefilter uses, as one extended regex (none contains
 # a regex metacharacter; checked below).
-pattern=$(sed -n '/pub const TRIGGERS/,/^];/p' src/diagnose/parse/mod.rs | grep -o '"[^"]*"' | tr -d '"' | paste -sd'|')
+pattern=$(sed -n '/pub const TRIGGERS/,/^];/p' src/diagnose/parse/mod.rs src/diagnose/parse/locale_words.rs | grep -o '"[^"]*"' | tr -d '"' | paste -sd'|')
 if printf '%s' "$pattern" | grep -q '[].*+?()[{}^$\\]'; then
   echo "trigger list has regex metacharacters; escape them" >&2; exit 1
 fi

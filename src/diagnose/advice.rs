@@ -22,6 +22,11 @@ pub struct Advice {
 
 const COLLECT_137: &str = "collect proof: `dmesg -T | grep -iE 'killed process|oom'` on the node (as soon as possible, the ring buffer wraps), `sacct -j JOBID -o JobID,State,ExitCode,MaxRSS,ReqMem -P`, or rerun under `headroom watch -- CMD`, which reads the cgroup's oom_kill counter";
 
+/// Whether any root evidence line is of `kind`.
+fn has(root: &[&Evidence], kind: &str) -> bool {
+    root.iter().any(|e| e.kind == kind)
+}
+
 /// Writes the verdict, confidence reason, fix and next steps for `category`.
 pub fn advise(
     category: Category,
@@ -52,6 +57,19 @@ pub fn advise(
             vec![
                 "lower the job's peak host RAM: fewer DataLoader workers, persistent_workers=False on eval loaders, build val/test loaders only when needed, smaller batch size or fanout".into(),
                 "or request more memory (--mem); `headroom plan` (or `diagnose --job`) computes a setting that fits".into(),
+            ],
+        ),
+        Category::HostOomKernel if has(root, "kubelet_memory_eviction") => (
+            "Host RAM: the node ran short of memory and the kubelet evicted the pod (node memory pressure). No container limit was hit and the kernel's OOM killer did not act: the kubelet stopped the pod before the node ran out.".into(),
+            vec![
+                "set the pod's memory request to its real peak (`headroom plan`), so the scheduler places it on a node with room; pods using more than they request are evicted first".into(),
+                "or lower the job's peak host RAM (workers, batch size, resident loaders)".into(),
+            ],
+        ),
+        Category::HostOomKernel if has(root, "ray_memory_monitor_kill") => (
+            "Host RAM: the node's memory use passed Ray's threshold (RAY_memory_usage_threshold, 0.95 by default) and Ray's memory monitor killed workers to keep the node alive; the kernel's OOM killer did not act.".into(),
+            vec![
+                "run fewer tasks or actors at once on the node (request more CPUs or memory per task), or lower each worker's peak host RAM".into(),
             ],
         ),
         Category::HostOomKernel if confidence == Confidence::Certain => (
@@ -116,13 +134,26 @@ pub fn advise(
             vec!["ask for a longer --time, or checkpoint every epoch and resubmit with --requeue / a resume flag".into()],
         ),
         Category::Segfault => (
-            "Segmentation fault in native code (an extension, a driver or a DataLoader worker).".into(),
+            match n("worker_pid") {
+                Some(p) => format!("Segmentation fault in a DataLoader worker (pid {p}): native code in the worker (a collate function, a decoder, an extension) crashed, the worker was killed by SIGSEGV and the main process died of the lost worker."),
+                None => "Segmentation fault in native code (an extension, a driver or a DataLoader worker).".into(),
+            },
             vec!["run with `python -X faulthandler` (and num_workers=0 for worker crashes) to get the crashing stack; check that torch, torch_geometric, torch_sparse/pyg-lib and CUDA versions match".into()],
         ),
         Category::Nccl => (
             format!("NCCL failure in distributed training{}.", n("nccl_timeout_ms").map_or(String::new(), |t| format!(": a collective waited past its {} s timeout", t / 1000))),
             vec!["one rank is usually the culprit: look at every rank's log for an OOM or crash that came first; rerun with NCCL_DEBUG=INFO and TORCH_NCCL_ASYNC_ERROR_HANDLING=1".into()],
         ),
+        Category::PythonError
+            if !root.iter().any(|e| e.kind.contains("exception") || e.kind == "cuda_device_assert")
+                && exit.is_some_and(|x| x.code.is_some_and(|c| c != 1) && x.signal.is_none()) =>
+        {
+            let code = exit.and_then(|x| x.code).unwrap_or(0);
+            (
+                format!("The program ended itself with exit status {code}: no signal, no kill, no memory limit; its own error handling (sys.exit, a check that failed) stopped it."),
+                vec!["read the last lines the program wrote to stderr: they say which check failed".into()],
+            )
+        }
         Category::PythonError => {
             let exc = root.iter().find_map(|e| e.label.clone().filter(|_| e.kind == "python_exception"));
             (

@@ -132,20 +132,48 @@ pub fn other_process(cuda: Option<&CudaOom>) -> (String, Vec<String>) {
         c.allocated_bytes?
             .checked_add(c.reserved_unallocated_bytes?)
     });
+    let mut verdict = format!(
+        "CUDA out of memory on GPU {} caused by another process: of its {} only {} is free, this process holds {}, so about {} belongs to other processes on the same card. The job itself did not outgrow the GPU.",
+        c.device.unwrap_or(0),
+        gib(c.total_bytes),
+        gib(c.free_bytes),
+        gib(own),
+        gib(c.held_by_others()),
+    );
+    verdict.push_str(&second_cause(&c));
     (
-        format!(
-            "CUDA out of memory on GPU {} caused by another process: of its {} only {} is free, this process holds {}, so about {} belongs to other processes on the same card. The job itself did not outgrow the GPU.",
-            c.device.unwrap_or(0),
-            gib(c.total_bytes),
-            gib(c.free_bytes),
-            gib(own),
-            gib(c.held_by_others()),
-        ),
+        verdict,
         vec![
             "run `nvidia-smi` on the node: find the other process (a previous run still alive, a notebook kernel, another user's job) and stop it".into(),
             "give the job the card to itself: request it through the scheduler (--gres=gpu:1, --exclusive) instead of picking a device by hand, and set CUDA_VISIBLE_DEVICES to the one assigned".into(),
         ],
     )
+}
+
+/// What else the figures fit, and what tells the causes apart. Before 2.1
+/// the message cannot tell another process from this process's own memory
+/// outside PyTorch's allocator (the CUDA context, 300-600 MiB; cuDNN, cuBLAS
+/// and NCCL workspaces), so "others" is only as good as that margin; and
+/// when the reserved-but-unallocated memory covers the request, the same
+/// message also fits fragmentation.
+fn second_cause(c: &CudaOom) -> String {
+    let mut out = String::new();
+    if c.process_in_use_bytes.is_none() {
+        out.push_str(" This message format (PyTorch before 2.1) does not count the process's own memory outside the caching allocator (its CUDA context, 300-600 MiB, and library workspaces), which is included in that figure.");
+    }
+    if let (Some(unalloc), Some(req)) = (c.reserved_unallocated_bytes, c.requested_bytes)
+        && unalloc >= req
+    {
+        out.push_str(&format!(
+            " The figures also fit fragmentation: {} is reserved by PyTorch but unallocated, at least the {} requested, yet no free block was large enough.",
+            fmt_bytes(unalloc),
+            fmt_bytes(req)
+        ));
+    }
+    if !out.is_empty() {
+        out.push_str(" What tells them apart: `nvidia-smi` on the node while the job runs lists every process's GPU memory (another PID holding gigabytes means another process; only this PID means its own non-PyTorch memory or fragmentation), and PyTorch 2.1+ prints `Process N has M memory in use` for each one.");
+    }
+    out
 }
 
 /// The allocator setting that fights fragmentation in this PyTorch version.

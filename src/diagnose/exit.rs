@@ -99,7 +99,9 @@ impl ExitStatus {
             (Some(15), _) => Some((Category::TimeLimit, Possible)),
             (Some(11), _) => Some((Category::Segfault, Likely)),
             (None, Some(0)) => Some((Category::Success, Likely)),
-            (None, Some(1)) => Some((Category::PythonError, Possible)),
+            // Any other nonzero status without a signal: the program ended
+            // itself (an exception, sys.exit(3), a shell's own error).
+            (None, Some(c)) if c != 0 => Some((Category::PythonError, Possible)),
             _ => None,
         }
     }

@@ -8,6 +8,7 @@
 //! files and flags for the CLI and for other verbs.
 
 pub mod advice;
+pub mod attribution;
 pub mod category;
 pub mod clean;
 pub mod cli;
@@ -79,8 +80,9 @@ pub struct Options {
     pub job: Option<PathBuf>,
 }
 
-/// Reads every input and names the cause. Bad input (missing, empty, a
-/// directory, a binary file with nothing readable, stdin twice) is an error.
+/// Reads every input and names the cause. Bad input (missing, a directory,
+/// a binary file with nothing readable, stdin twice, every input empty) is
+/// an error; one empty file among others is read as empty.
 pub fn diagnose(inputs: &[InputSource], opts: &Options) -> Result<Diagnosis> {
     if inputs.is_empty() && opts.exit.is_none() {
         return Err(Error::bad(
@@ -108,17 +110,24 @@ pub fn diagnose(inputs: &[InputSource], opts: &Options) -> Result<Diagnosis> {
             }
         }
         .map_err(|e| Error::io(&name, e))?;
-        if st.bytes == 0 {
-            return Err(Error::bad(format!(
-                "{name}: empty input, nothing to diagnose"
-            )));
-        }
+
         if st.binary && scanner.evidence_seen() == before {
             return Err(Error::bad(format!(
                 "{name}: binary file (NUL bytes in its first 8 KiB) with no log line headroom recognises"
             )));
         }
         stats.push(st);
+    }
+    // An empty file beside others is normal (a successful job's .err); only
+    // nothing at all to read is an error.
+    if opts.exit.is_none()
+        && let Some(first) = stats.first()
+        && stats.iter().all(|s| s.bytes == 0)
+    {
+        return Err(Error::bad(format!(
+            "{}: empty input, nothing to diagnose",
+            first.source
+        )));
     }
     let facts = Facts {
         exit: opts.exit.clone(),

@@ -32,7 +32,7 @@ const BINARY_SNIFF: usize = 8 << 10;
 static PREFILTER: LazyLock<AhoCorasick> = LazyLock::new(|| {
     AhoCorasick::builder()
         .match_kind(aho_corasick::MatchKind::LeftmostFirst)
-        .build(TRIGGERS)
+        .build(TRIGGERS.iter().chain(super::parse::locale_words::TRIGGERS))
         .expect("static trigger list")
 });
 
@@ -115,6 +115,16 @@ impl LogScanner {
                 }
             };
             want = chunk;
+            if line_no == 1
+                && buf[..filled]
+                    .iter()
+                    .find(|b| !b.is_ascii_whitespace())
+                    .is_some_and(|&b| b == b'{')
+            {
+                // A whole JSON document (sacct --json) passed as a plain
+                // input: its opening line has no trigger word.
+                parsers.expect_json();
+            }
             let mut sink = Sink {
                 evidence: &mut self.evidence,
                 exit_from_logs: &mut self.exit_from_logs,

@@ -96,6 +96,9 @@ pub fn verdict_from_evidence(findings: Findings, facts: &Facts) -> Diagnosis {
     } = findings;
     let dropped = evidence.dropped();
     let mut items = evidence.into_items();
+    let foreign = super::attribution::foreign_kills(&mut items);
+    let units = super::attribution::polling_units(&mut items);
+    items.extend(super::attribution::accounting_kill(&items));
     let exit = facts.exit.clone().or(exit_from_logs);
     if let Some(status) = &facts.exit
         && let Some((cat, strength)) = status.hint()
@@ -172,6 +175,22 @@ pub fn verdict_from_evidence(findings: Findings, facts: &Facts) -> Diagnosis {
         exit.as_ref(),
     );
     let mut verdict = advice.verdict;
+    if category == Category::HostOomRssSum {
+        verdict.extend(units);
+    }
+    verdict.extend(poll_missed(category, &numbers));
+    if !foreign.is_empty() {
+        let jobs: Vec<String> = foreign.iter().map(|j| format!("job {j}")).collect();
+        verdict.push_str(&format!(
+            " The node's kernel log also holds OOM kills of other cgroups ({}); they are not this job's.",
+            jobs.join(", ")
+        ));
+    } else if items
+        .iter()
+        .any(|e| e.label.as_deref() == Some("not this job's"))
+    {
+        verdict.push_str(" The node's kernel log also holds OOM kills of other cgroups; they are not this job's.");
+    }
     verdict.extend(super::order::rank_sentence(&numbers));
     verdict.extend(super::order::evidence_order(&items, category, &chain));
     Diagnosis {
@@ -194,6 +213,20 @@ pub fn verdict_from_evidence(findings: Findings, facts: &Facts) -> Diagnosis {
         recommended: None,
         inputs: Vec::new(),
     }
+}
+
+/// A cgroup kill with a peak RSS below the request: the accounting poll
+/// sampled before the growth the kernel saw; MaxRSS is no measure of it.
+fn poll_missed(category: Category, numbers: &BTreeMap<String, u64>) -> Option<String> {
+    let req = *numbers.get("req_mem_bytes")?;
+    let rss = numbers.get("max_rss_bytes").copied().unwrap_or(0);
+    (category == Category::HostOomCgroup && rss < req).then(|| {
+        format!(
+            " Slurm's recorded peak ({}) is below the {} limit: its accounting poll sampled before the growth the kernel's OOM killer saw, so that figure understates the job.",
+            crate::units::fmt_bytes(rss),
+            crate::units::fmt_bytes(req)
+        )
+    })
 }
 
 /// The strongest evidence per category, after the combinations the issue

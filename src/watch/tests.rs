@@ -87,7 +87,8 @@ fn stderr_markers_signals_and_codes() {
     assert_eq!(ev(ExitKind::Code(0), Some(0), ""), (Success, Likely));
     let tb = "Traceback (most recent call last):\n  File \"t.py\"\nValueError: x";
     assert_eq!(ev(ExitKind::Code(1), Some(0), tb), (PythonError, Certain));
-    assert_eq!(ev(ExitKind::Code(3), Some(0), ""), (Unknown, Possible));
+    // A nonzero status without a signal: the program ended itself.
+    assert_eq!(ev(ExitKind::Code(3), Some(0), ""), (PythonError, Possible));
 }
 
 #[test]

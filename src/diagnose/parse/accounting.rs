@@ -30,6 +30,10 @@ pub fn state_meaning(state: &str) -> Option<(&'static str, Category, Confidence)
         ("sacct_preempted", Category::TimeLimit, Certain)
     } else if is("CANCELLED") {
         ("sacct_cancelled", Category::TimeLimit, Likely)
+    } else if is("FAILED") {
+        // Ended by itself with a nonzero status, or killed by a signal Slurm
+        // did not attribute (a polling kill reads FAILED 0:9): weak alone.
+        ("sacct_failed", Category::PythonError, Possible)
     } else {
         return None;
     })
@@ -69,18 +73,31 @@ pub fn seff_line(at: &Location<'_>, line: &str, out: &mut Sink<'_>) {
             out.push(Evidence::line(kind, cat, strength, at, line));
         }
         // seff prints only the exit half of Slurm's `exit:signal`: for a job
-        // the OOM handler or the time limit ended it is 0 and says nothing
-        // (`State: OUT_OF_MEMORY (exit code 0)`); only COMPLETED and FAILED
-        // jobs exited with the code shown.
+        // the OOM handler, a polling kill or the time limit ended it is 0 and
+        // says nothing (`State: FAILED (exit code 0)` after a SIGKILL). The
+        // code is the job's status only when the job COMPLETED, or FAILED
+        // with a nonzero code.
+        let failed = rest.starts_with("FAILED");
         if let Some(code) = rest
             .split("(exit code ")
             .nth(1)
             .and_then(|s| s.strip_suffix(')'))
-            && meaning.is_none()
+            && (rest.starts_with("COMPLETED") || (failed && code != "0"))
             && let Ok(status) = ExitStatus::parse(code)
         {
             out.exit_status(status, at, line);
         }
+    } else if let Some(rest) = t.strip_prefix("Job ID: ") {
+        out.push(
+            Evidence::line(
+                "slurm_job_id",
+                Category::Unknown,
+                Confidence::Possible,
+                at,
+                line,
+            )
+            .with("slurm_job_id", rest.trim().parse().ok()),
+        );
     } else if let Some(rest) = t.strip_prefix("Memory Utilized: ") {
         out.push(
             Evidence::line(

@@ -5,7 +5,9 @@
 //!
 //! - torch: `RuntimeError: [enforce fail at alloc_cpu.cpp:81] data.
 //!   DefaultCPUAllocator: not enough memory: you tried to allocate 1073741824
-//!   bytes.` (1.x: `... allocate 3GB. Buy new RAM!`; Linux: `can't allocate
+//!   bytes.` (1.x: `... allocate 3GB. Buy new RAM!`, 0.3/0.4's TH allocator:
+//!   `$ Torch: not enough memory: you tried to allocate 72GB. Buy new RAM!`;
+//!   Linux: `can't allocate
 //!   memory: ... Error code 12 (Cannot allocate memory)`);
 //! - Python and numpy: `MemoryError`, `numpy.core._exceptions._ArrayMemoryError:
 //!   Unable to allocate 3.50 GiB for an array ...`;
@@ -28,9 +30,11 @@ static RE: LazyLock<Patterns> = LazyLock::new(|| {
     let r = |p: &str| Regex::new(p).expect("static regex");
     Patterns {
         torch: r(
-            r"DefaultCPUAllocator: (?:not enough memory|can't allocate memory)(?:: ?you tried to allocate ([0-9]+) ?(bytes|GB))?",
+            r"(?:DefaultCPUAllocator|\$ Torch): (?:not enough memory|can't allocate memory)(?:: ?you tried to allocate ([0-9]+) ?(bytes|GB))?",
         ),
-        python: r(r"(?:^|[\s.:])_?(?:Array)?MemoryError\b"),
+        // Glued to what precedes or follows it in a paste: `…solveMemoryError:`,
+        // `MemoryErrorTraceback`, `from_parent)MemoryError`.
+        python: r(r"_?(?:Array)?MemoryError"),
     }
 });
 

@@ -22,6 +22,7 @@ struct Patterns {
     killed_sizes: Regex,
     constraint: Regex,
     task_pid: Regex,
+    memcg_job: Regex,
     memcg_usage: Regex,
     segfault: Regex,
 }
@@ -37,6 +38,9 @@ static RE: LazyLock<Patterns> = LazyLock::new(|| {
         ),
         constraint: r(r"oom-kill:constraint=CONSTRAINT_([A-Z]+)"),
         task_pid: r(r",pid=([0-9]+)"),
+        // Slurm's job cgroup of the killed task (task_memcg) or of the limit
+        // that was hit (oom_memcg): `…/slurm_node/uid_0/job_4/step_batch/…`.
+        memcg_job: r(r"(?:task_memcg|oom_memcg)=[^,]*/job_([0-9]+)(?:[/,]|$)"),
         memcg_usage: r(r"memory: usage ([0-9]+)kB, limit ([0-9]+)kB, failcnt ([0-9]+)"),
         segfault: r(r"\[([0-9]+)\]: segfault at [0-9a-f]+ ip"),
     }
@@ -86,10 +90,15 @@ pub fn parse(at: &Location<'_>, line: &str, out: &mut Sink<'_>) {
             Category::HostOomKernel
         };
         out.push(
-            Evidence::line("kernel_oom_constraint", category, Certain, at, line).with(
-                "killed_pid",
-                re.task_pid.captures(line).and_then(|p| num(p.get(1))),
-            ),
+            Evidence::line("kernel_oom_constraint", category, Certain, at, line)
+                .with(
+                    "killed_pid",
+                    re.task_pid.captures(line).and_then(|p| num(p.get(1))),
+                )
+                .with(
+                    "oom_job_id",
+                    re.memcg_job.captures(line).and_then(|j| num(j.get(1))),
+                ),
         );
     } else if let Some(c) = re.memcg_usage.captures(line) {
         out.push(

@@ -13,11 +13,14 @@ pub mod cuda_wrap;
 pub mod host_alloc;
 pub mod kernel;
 pub mod launcher;
+pub mod locale_words;
+pub mod native;
 pub mod python;
 pub mod sacct;
 pub mod sacct_json;
 pub mod shell;
 pub mod slurm;
+pub mod worker_split;
 
 use super::category::{Category, Confidence};
 use super::evidence::{Evidence, EvidenceSet, Location};
@@ -73,6 +76,20 @@ pub const TRIGGERS: &[&str] = &[
     "Error 141",
     "first observed failure",
     "return code =",
+    "Error",
+    "Exception",
+    "Assertion `",
+    "device-side assert",
+    "bad_alloc",
+    "unable to write to file",
+    "memory pressure",
+    "memory usage threshold",
+    "OOM-killed",
+    "died with",
+    "with code",
+    "CANCELLED DUE TO",
+    "exit code",
+    "Job ID: ",
 ];
 
 /// Where parsers put what they find.
@@ -107,6 +124,7 @@ pub struct LineParsers {
     traceback: python::TracebackState,
     shell: shell::ShellState,
     failures: launcher::FailureTable,
+    worker_split: worker_split::WorkerSplit,
     /// Multiprocessing frames were seen (see [`python::parse`]).
     mp_pipe: bool,
     sacct: sacct::SacctReader,
@@ -122,6 +140,7 @@ impl LineParsers {
             || self.cuda.active()
             || self.shell.active()
             || self.failures.active()
+            || self.worker_split.active()
     }
 
     /// Parses one cleaned line.
@@ -136,6 +155,8 @@ impl LineParsers {
         self.shell.feed(at, line, out);
         self.failures.feed(at, line, out);
         python::parse(at, line, self.mp_pipe, out);
+        self.worker_split.feed(at, line, self.mp_pipe, out);
+        native::parse(at, line, out);
         host_alloc::parse(at, line, out);
         accounting::seff_line(at, line, out);
         self.traceback.feed(at, line, out);
@@ -147,6 +168,11 @@ impl LineParsers {
         self.sacct.expect_default();
     }
 
+    /// The input starts with `{`: a `sacct --json` document, maybe.
+    pub fn expect_json(&mut self) {
+        self.sacct.expect_json();
+    }
+
     /// Ends the input: a CUDA OOM still waiting for numbers is reported as is.
     pub fn finish(&mut self, out: &mut Sink<'_>) {
         self.cuda.finish(out);
@@ -156,3 +182,6 @@ impl LineParsers {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod tests_unframed;

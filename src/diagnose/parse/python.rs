@@ -48,6 +48,18 @@ pub fn parse(at: &Location<'_>, line: &str, mp_pipe: bool, out: &mut Sink<'_>) {
             _ => ("dataloader_worker_killed", Category::DataloaderWorkerKilled),
         };
         out.push(ev(kind, cat, Certain).with("worker_pid", pid));
+        if cat == Category::Segfault {
+            // The crash is the cause; the worker's death is what it did (a
+            // SIGSEGV only kills the process it happens in).
+            out.push(
+                ev(
+                    "dataloader_worker_died",
+                    Category::DataloaderWorkerKilled,
+                    Likely,
+                )
+                .with("worker_pid", pid),
+            );
+        }
     } else if let Some(c) = re.worker_exited.captures(line) {
         let pid = c[1].split(',').next().and_then(|p| p.trim().parse().ok());
         out.push(
@@ -81,6 +93,9 @@ pub fn parse(at: &Location<'_>, line: &str, mp_pipe: bool, out: &mut Sink<'_>) {
                 .with("nccl_timeout_ms", n(1))
                 .with("nccl_ran_ms", n(2)),
         );
+    } else if line.contains("Watchdog caught collective operation timeout") {
+        // Wrapped by a terminal before its timeout figure.
+        out.push(ev("nccl_watchdog_timeout", Category::Nccl, Certain));
     } else if is_nccl_error(line) {
         out.push(ev("nccl_error", Category::Nccl, Likely));
     } else if line.contains("NCCL WARN") {

@@ -85,9 +85,13 @@ impl Table {
     fn row(&self, at: &Location<'_>, line: &str, out: &mut Sink<'_>) {
         let fields = self.fields(line);
         let get = |i: Option<usize>| i.and_then(|i| fields.get(i)).copied();
+        let job_id = get(self.job_id)
+            .and_then(|id| id.split(['.', '_', '+']).next())
+            .and_then(|id| id.trim().parse::<u64>().ok());
         let numbers = |ev: Evidence| {
             ev.with("max_rss_bytes", get(self.max_rss).and_then(binary_size))
                 .with("req_mem_bytes", get(self.req_mem).and_then(binary_size))
+                .with("slurm_job_id", job_id)
         };
         if let Some((kind, cat, strength)) = state_meaning(get(self.state).unwrap_or("")) {
             out.push(numbers(Evidence::line(kind, cat, strength, at, line)));
@@ -120,14 +124,19 @@ pub struct SacctReader {
     forced: bool,
     /// A non-blank line has been read.
     started: bool,
-    /// A `sacct --json` document being collected (only under `--sacct`).
+    /// A `sacct --json` document being collected.
     json: Option<JsonDoc>,
+    /// The input begins with `{`: its first line may open a JSON document.
+    maybe_json: bool,
 }
 
 impl SacctReader {
     /// Whether the next line must be read even without a trigger word.
     pub fn active(&self) -> bool {
-        self.table.is_some() || self.pending.is_some() || self.json.is_some()
+        self.table.is_some()
+            || self.pending.is_some()
+            || self.json.is_some()
+            || (self.maybe_json && !self.started)
     }
 
     /// `--sacct`: a table without a header is `JobID|State|ExitCode|MaxRSS|ReqMem`.
@@ -135,6 +144,12 @@ impl SacctReader {
         let names = "JobID|State|ExitCode|MaxRSS|ReqMem".split('|');
         self.table = Table::from_names(names, Layout::Pipes);
         self.forced = true;
+    }
+
+    /// The input's first byte is `{`: read it as a `sacct --json` document
+    /// when its first line opens one, as `--sacct` would.
+    pub fn expect_json(&mut self) {
+        self.maybe_json = true;
     }
 
     /// Reads one line; true when it was part of a table (no other parser needs it).
@@ -147,7 +162,7 @@ impl SacctReader {
         }
         let first = !self.started && !line.trim().is_empty();
         self.started |= first;
-        if first && self.forced && line.trim_start().starts_with('{') {
+        if first && (self.forced || self.maybe_json) && line.trim_start().starts_with('{') {
             let mut doc = JsonDoc::start(at);
             doc.push(line);
             self.json = Some(doc);

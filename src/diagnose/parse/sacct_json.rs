@@ -73,16 +73,23 @@ impl JsonDoc {
                     .map_or_else(|| format!("{id}.?"), str::to_string);
                 places.push((format!("step {name}"), step));
             }
+            // 22.05's data_parser v0.0.38 writes `required.memory` (MiB).
             let req_mem = job
                 .pointer("/required/memory_per_node")
+                .or_else(|| job.pointer("/required/memory"))
                 .and_then(number)
                 .filter(|&m| m > 0)
                 .map(|m| (m as u64) << 20);
             for (i, (what, v)) in places.iter().enumerate() {
                 let max_rss = max_mem(v);
+                let job_id = job
+                    .get("job_id")
+                    .and_then(number)
+                    .and_then(|n| u64::try_from(n).ok());
                 let numbers = |ev: Evidence| {
                     ev.with("max_rss_bytes", max_rss)
                         .with("req_mem_bytes", req_mem)
+                        .with("slurm_job_id", job_id)
                 };
                 let mut told = false;
                 for state in states(v) {
@@ -105,8 +112,13 @@ impl JsonDoc {
                     out.push(numbers(ev));
                 }
                 // The job's own exit code is the job's status, not its steps'.
+                // 22.05 writes `{"status": "SUCCESS", "return_code": 0}` for
+                // FAILED and killed jobs too: a state other than COMPLETED wins
+                // over a clean-looking code.
+                let completed = states(v).iter().all(|st| st.starts_with("COMPLETED"));
                 if i == 0
                     && let Some(status) = v.get("exit_code").and_then(exit_status)
+                    && (completed || status.code != Some(0) || status.signal.is_some())
                 {
                     let text = format!("sacct --json: {what} exit_code {}", status.raw);
                     out.exit_status(status, &self.at("exit_code"), &text);

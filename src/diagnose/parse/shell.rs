@@ -12,7 +12,16 @@
 //!   exit status an IDE, a CI runner or make reports (`Process finished with
 //!   exit code 137`, `make: *** [...] Error 141`);
 //! - `echo ${PIPESTATUS[@]}` followed (after the pipeline's own output, a
-//!   line or two) by a status list holding 141.
+//!   line or two) by a status list holding 141;
+//! - the same words in other locales ([`super::locale_words`]), pasted inside
+//!   markdown (`**Killed**`, a `> ` quote, backticks), or written over a
+//!   progress line whose tail is still there (`Killedg in train batch: 12 /
+//!   263`);
+//! - `Segmentation fault (core dumped)` glued to the end of any line (a
+//!   download's last message, a log line without a newline);
+//! - exit codes reported by other runners: PyCharm in any case, Azure
+//!   Pipelines' `Bash exited with code 137`, kubectl's `command terminated
+//!   with exit code 137`.
 
 use std::sync::LazyLock;
 
@@ -26,6 +35,8 @@ use crate::diagnose::exit::ExitStatus;
 struct Patterns {
     bash: Regex,
     glued: Regex,
+    core_dumped: Regex,
+    overwritten: Regex,
     zsh: Regex,
     fish: Regex,
     reported_exit: Regex,
@@ -40,10 +51,12 @@ static RE: LazyLock<Patterns> = LazyLock::new(|| {
         glued: r(
             r"\](Killed|Bus error|Segmentation fault|Terminated|Aborted)(?: \(core dumped\))?\s*$",
         ),
+        core_dumped: r(r"\S(Segmentation fault|Bus error|Aborted) \(core dumped\)\s*$"),
+        overwritten: r(r"^(Killed)[a-z]\S* .*[0-9]"),
         zsh: r(r"^zsh: (killed|segmentation fault|bus error|terminated|abort)\b"),
         fish: r(r"terminated by signal (SIG[A-Z]+|[0-9]+)\b"),
         reported_exit: r(
-            r"(?:Process (?:finished|completed) with exit code|make(?:\[[0-9]+\])?: \*\*\* \[.*\] Error) (-?[0-9]+)\b",
+            r"(?i:process (?:finished|completed) with exit code|make(?:\[[0-9]+\])?: \*\*\* \[.*\] error|exited with code|terminated with exit code) (-?[0-9]+)\b",
         ),
     }
 });
@@ -105,24 +118,45 @@ impl ShellState {
             self.pipestatus_left = PIPESTATUS_LOOKAHEAD + 1;
             return;
         }
-        parse(at, t, out);
+        parse(at, line, out);
     }
 }
 
-fn parse(at: &Location<'_>, t: &str, out: &mut Sink<'_>) {
+/// The line without the markdown a paste wraps it in: a `> ` quote, bold or
+/// italic markers, backticks and quotes around the whole line.
+fn strip_markup(line: &str) -> &str {
+    let mut t = line.trim();
+    while let Some(rest) = t.strip_prefix('>') {
+        t = rest.trim_start();
+    }
+    t.trim_matches(|c| matches!(c, '*' | '`' | '_' | '"' | '\''))
+        .trim()
+}
+
+fn parse(at: &Location<'_>, line: &str, out: &mut Sink<'_>) {
     let re = &*RE;
+    let t = strip_markup(line);
     let word = if t.contains("Killed process") {
         None
     } else if let Some(c) = re.bash.captures(t) {
-        c.get(1)
+        c.get(1).map(|m| m.as_str())
     } else if let Some(c) = re.glued.captures(t) {
-        c.get(1)
+        c.get(1).map(|m| m.as_str())
+    } else if let Some(c) = re.core_dumped.captures(t) {
+        c.get(1).map(|m| m.as_str())
     } else if let Some(c) = re.zsh.captures(t) {
-        c.get(1)
+        c.get(1).map(|m| m.as_str())
+    } else if let Some(w) = super::locale_words::shell_signal_word(t) {
+        Some(w)
+    } else if let Some(c) = re.overwritten.captures(t) {
+        c.get(1).map(|m| m.as_str())
     } else {
-        re.fish.captures(t).and_then(|c| c.get(1))
+        re.fish
+            .captures(t)
+            .and_then(|c| c.get(1))
+            .map(|m| m.as_str())
     };
-    if let Some((kind, cat, strength)) = word.and_then(|w| signal_word(w.as_str())) {
+    if let Some((kind, cat, strength)) = word.and_then(signal_word) {
         out.push(Evidence::line(kind, cat, strength, at, t));
     } else if t.contains("0xC0000005") || t.contains("-1073741819") {
         out.push(Evidence::line(

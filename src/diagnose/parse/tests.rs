@@ -134,9 +134,22 @@ fn torchrun_names_the_rank_that_failed_first() {
 #[test]
 fn slurm_time_limit_with_the_node_after_the_reason() {
     let f = scan(b"slurmstepd: *** JOB 830329 CANCELLED AT 2018-08-06T17:21:44 DUE TO TIME LIMIT on n447 ***\n");
-    assert_eq!(kinds(&f), ["slurm_time_limit"]);
+    assert_eq!(kinds(&f), ["slurm_job_id", "slurm_time_limit"]);
+    assert_eq!(number(&f, "slurm_job_id"), Some(830329));
+    // Before 22.05 the polling kill's figures are KiB...
     let f = scan(b"slurmstepd: error: Job 848444 exceeded memory limit (33715636 > 32757760), being killed\n");
-    assert_eq!(f.evidence.items()[0].category, Category::HostOomRssSum);
+    let kill = f
+        .evidence
+        .items()
+        .iter()
+        .find(|e| e.kind == "slurm_memory_limit_kill")
+        .expect("kill");
+    assert_eq!(kill.category, Category::HostOomRssSum);
+    assert_eq!(number(&f, "slurm_limit_bytes"), Some(32757760 * 1024));
+    // ...from 22.05 on they are bytes (real line from the sealed Slurm set).
+    let f = scan(b"slurmstepd-vm: error: StepId=1.batch exceeded memory limit (356438016 > 314572800), being killed\n");
+    assert_eq!(number(&f, "slurm_measured_bytes"), Some(356438016));
+    assert_eq!(number(&f, "slurm_limit_bytes"), Some(314572800));
 }
 
 #[test]
