@@ -69,10 +69,17 @@ pub fn dataset_bytes(job: &Job, workers: u32, is_sorted: bool, sort_moment: u64)
     // PyG's to_csc: with is_sorted the loader's `row` is a view of edge_index
     // (no copy) and only colptr is new; otherwise sort_csc makes row[perm]
     // and keeps perm.
-    let csc = if gnn {
-        (n + 1) * 8 + if is_sorted { 0 } else { 16 * edges }
-    } else {
+    let sampler = job.loader_kind == crate::spec::LoaderKind::NeighborSampler;
+    let csc = if !gnn {
         0
+    } else if sampler {
+        // The legacy NeighborSampler keeps SparseTensor(row, col,
+        // value=arange(E)).t(): row, col and the edge ids (24 B an edge)
+        // and rowptr, in the main process (workers fork it, nothing moves
+        // to shared memory).
+        (n + 1) * 8 + 24 * edges
+    } else {
+        (n + 1) * 8 + if is_sorted { 0 } else { 16 * edges }
     };
     // The worst moment of building one loader, above its finished CSC:
     // unsorted, the sort of col (values, perm and scratch: 32 B an edge
@@ -82,6 +89,9 @@ pub fn dataset_bytes(job: &Job, workers: u32, is_sorted: bool, sort_moment: u64)
     // edge) into shared memory, once.
     let csc_build_extra = match (gnn, is_sorted, workers > 0) {
         (false, _, _) => 0,
+        // SparseTensor sorts by (row, col) on building and again on `.t()`:
+        // the sort and the permuted copies of the three edge tensors.
+        _ if sampler => (sort_moment + 24) * edges,
         (true, false, _) => sort_moment.saturating_sub(16) * edges,
         (true, true, true) => 16 * edges,
         (true, true, false) => 0,

@@ -38,7 +38,10 @@ pub struct GpuBreakdown {
     pub eval_activations: u64,
 }
 
-/// Parameter count of each of `layers` layers from `f_in` features to `classes` classes.
+/// Parameter count of each of `layers` layers from `f_in` features to
+/// `classes` classes; `relations` > 1 keeps each layer's weights once per
+/// relation (`to_hetero`, `HeteroConv`; R-GCN and R-GAT by their own formula).
+/// The shapes are those PyG's docs give for each layer's constructor.
 pub fn gnn_layer_params(
     conv: Conv,
     layers: u32,
@@ -46,31 +49,50 @@ pub fn gnn_layer_params(
     hidden: u64,
     heads: u32,
     classes: u64,
+    relations: u32,
 ) -> Vec<u64> {
     let mut out = Vec::with_capacity(layers as usize);
     let mut d_in = f_in;
+    let r = u64::from(relations.max(1));
     for l in 0..layers {
         let last = l + 1 == layers;
         let d_out = if last { classes.max(1) } else { hidden };
-        // PyG's GAT keeps its heads in the output layer and averages them
-        // (concat=False) instead of concatenating.
-        let h = if last && conv != Conv::Gat {
+        let h = if last && !keeps_heads(conv) {
             1
         } else {
             heads as u64
         };
-        out.push(match conv {
+        let one = match conv {
             // lin_l (d_in·d_out + bias) and lin_r (d_in·d_out)
             Conv::Sage => 2 * d_in * d_out + d_out,
             Conv::Gcn => d_in * d_out + d_out,
             // lin (d_in·h·d_out), att_src and att_dst (h·d_out each), bias (h·d_out)
             Conv::Gat => d_in * h * d_out + 3 * h * d_out,
             // 2-layer MLP: d_in·d_out + d_out + d_out·d_out + d_out
-            Conv::Gin => d_in * d_out + d_out * d_out + 2 * d_out,
-        });
+            Conv::Gin | Conv::Gine => d_in * d_out + d_out * d_out + 2 * d_out,
+            // lin_l and lin_r (d_in·h·d_out + h·d_out each), att (h·d_out), bias (h·d_out)
+            Conv::Gatv2 => 2 * d_in * h * d_out + 4 * h * d_out,
+            // lin_key, lin_query, lin_value and lin_skip (d_in·h·d_out + h·d_out each)
+            Conv::Transformer => 4 * (d_in * h * d_out + h * d_out),
+            // one weight per relation, the root weight and the bias
+            Conv::Rgcn => r * d_in * d_out + d_in * d_out + d_out,
+            // one projection per relation, q and k (h·d_out each), bias
+            Conv::Rgat => r * d_in * h * d_out + 3 * h * d_out,
+            Conv::Mlp => d_in * d_out + d_out,
+        };
+        let per_relation = !matches!(conv, Conv::Rgcn | Conv::Rgat | Conv::Mlp);
+        out.push(if per_relation { one * r } else { one });
         d_in = d_out * h;
     }
     out
+}
+
+/// Attention kinds keep their heads in the output layer (averaged, concat=False).
+fn keeps_heads(conv: Conv) -> bool {
+    matches!(
+        conv,
+        Conv::Gat | Conv::Gatv2 | Conv::Transformer | Conv::Rgat
+    )
 }
 
 /// Parameter count of `layers` layers from `f_in` features to `classes` classes.
@@ -81,8 +103,9 @@ pub fn gnn_params(
     hidden: u64,
     heads: u32,
     classes: u64,
+    relations: u32,
 ) -> u64 {
-    gnn_layer_params(conv, layers, f_in, hidden, heads, classes)
+    gnn_layer_params(conv, layers, f_in, hidden, heads, classes, relations)
         .iter()
         .sum()
 }
@@ -119,7 +142,7 @@ pub(super) fn layer_shapes(
             } else {
                 hidden as f64
             };
-            let h = if last && conv != Conv::Gat {
+            let h = if last && !keeps_heads(conv) {
                 1.0
             } else {
                 heads as f64
@@ -189,6 +212,55 @@ pub(super) fn layer_activations(
         Conv::Gin => (
             s * d_in * F32 + 3.0 * s * d_out * F32 + act,
             es * d_in * F32,
+        ),
+        // As GIN, and the messages relu(x_j + edge_attr) (Es·d_in) are kept.
+        Conv::Gine => (
+            s * d_in * F32 + 3.0 * s * d_out * F32 + es * d_in * F32 + act,
+            es * d_in * F32,
+        ),
+        // GATv2Conv (self-loops: Es + S edges): x_l and x_r (2·S·h·d_out),
+        // per edge the sum x_i + x_j and its LeakyReLU (2·Es·h·d_out), the
+        // scores, softmax's exponent and output (Es·h each, with the
+        // gathered score: four), the weighted messages (Es·h·d_out).
+        Conv::Gatv2 => {
+            let es = es + s;
+            (
+                2.0 * s * heads * d_out * F32
+                    + 3.0 * es * heads * d_out * F32
+                    + 4.0 * es * heads * F32
+                    + act,
+                es * heads * d_out * F32,
+            )
+        }
+        // TransformerConv: q, k, v and the skip (4·S·h·d_out); per edge the
+        // gathered q_i, k_j, v_j (3·Es·h·d_out), the scores and softmax
+        // (3·Es·h) and the weighted values (Es·h·d_out).
+        Conv::Transformer => (
+            4.0 * s * heads * d_out * F32
+                + 4.0 * es * heads * d_out * F32
+                + 3.0 * es * heads * F32
+                + act,
+            es * heads * d_out * F32,
+        ),
+        // RGCNConv: the aggregate of each relation's messages (S·d_in per
+        // relation, taken as the relations' share of the edges: S·d_in
+        // overall) and the summed output (S·d_out); messages transient.
+        Conv::Rgcn => (s * d_in * F32 + s * d_out * F32 + act, es * d_in * F32),
+        // RGATConv: as GAT over the relation-projected nodes.
+        Conv::Rgat => {
+            let es = es + s;
+            (
+                2.0 * s * heads * d_out * F32
+                    + 6.0 * es * heads * F32
+                    + es * heads * d_out * F32
+                    + act,
+                es * heads * d_out * F32,
+            )
+        }
+        // Linear layers: the input of each (S·d_in) is kept; no messages.
+        Conv::Mlp => (
+            s * d_in * F32 + act + if last { s * d_out * F32 } else { 0.0 },
+            0.0,
         ),
     }
 }
@@ -267,6 +339,7 @@ pub fn gpu_breakdown(
             layers,
             hidden,
             heads,
+            relations,
         } => gnn_params(
             *conv,
             *layers,
@@ -274,6 +347,7 @@ pub fn gpu_breakdown(
             *hidden,
             *heads,
             job.dataset.classes,
+            *relations,
         ),
         ModelKind::Generic { params, .. } => *params,
     };
@@ -291,6 +365,7 @@ pub fn gpu_breakdown(
             layers,
             hidden,
             heads,
+            ..
         } => {
             let act =
                 |s: f64, es: f64| gnn_activations(job, *conv, *layers, *hidden, *heads, s, es);
@@ -379,7 +454,7 @@ mod tests {
     fn sage_parameters_by_hand() {
         // 2 layers, 128 → 256 → 172: layer 1: 2·128·256 + 256 = 65,792;
         // layer 2: 2·256·172 + 172 = 88,236; total 154,028.
-        assert_eq!(gnn_params(Conv::Sage, 2, 128, 256, 1, 172), 154_028);
+        assert_eq!(gnn_params(Conv::Sage, 2, 128, 256, 1, 172, 1), 154_028);
     }
 
     #[test]
@@ -387,7 +462,7 @@ mod tests {
         // layer 1: 100·(4·64) + 3·4·64 = 25,600 + 768 = 26,368;
         // layer 2 (in 256; PyG's GAT keeps 4 heads in its output layer and
         // averages them, 47 classes): 256·(4·47) + 3·4·47 = 48,128 + 564 = 48,692.
-        assert_eq!(gnn_params(Conv::Gat, 2, 100, 64, 4, 47), 75_060);
+        assert_eq!(gnn_params(Conv::Gat, 2, 100, 64, 4, 47, 1), 75_060);
     }
 
     fn shape(d_in: f64, d_out: f64, last: bool) -> LayerShape {

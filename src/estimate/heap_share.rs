@@ -27,6 +27,7 @@ pub(super) fn heap_resident_share(
         layers,
         hidden,
         heads,
+        ..
     } = job.model
     else {
         return 1.0;
@@ -54,7 +55,7 @@ pub(super) fn heap_resident_share(
         if !last {
             add(s * d_out * h * 4.0, 1.0);
         }
-        match conv {
+        match conv.family() {
             crate::spec::Conv::Sage => {
                 add(s * d_in * 4.0, 2.0);
                 add(es * d_in * 4.0, 1.0);
@@ -71,7 +72,7 @@ pub(super) fn heap_resident_share(
                 add(es * h * 4.0, 6.0);
                 add(es * h * d_out * 4.0, 2.0);
             }
-            crate::spec::Conv::Gin => {
+            _ => {
                 add(s * d_in * 4.0, 1.0);
                 add(s * d_out * 4.0, 3.0);
                 add(es * d_in * 4.0, 1.0);

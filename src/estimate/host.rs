@@ -79,8 +79,21 @@ pub fn in_flight(
         batches,
     } = q;
     let batches = batches.max(1) as f64;
-    let tail = batch_tensors(job, seeds as f64, stats.tail_nodes, stats.tail_edges);
-    let mean = batch_tensors(job, seeds as f64, stats.mean_nodes, stats.mean_edges);
+    let mut tail = batch_tensors(job, seeds as f64, stats.tail_nodes, stats.tail_edges);
+    let mut mean = batch_tensors(job, seeds as f64, stats.mean_nodes, stats.mean_edges);
+    // The legacy NeighborSampler's batches carry the sampled adjacency only
+    // (n_id and each hop's edge_index and e_id): the training loop gathers
+    // x[n_id] and y[n_id[:batch_size]] in the main process, once a step.
+    let gather = if job.loader_kind == crate::spec::LoaderKind::NeighborSampler {
+        let g = tail[0] + tail[1];
+        for b in [&mut tail, &mut mean] {
+            b[0] = 0.0;
+            b[1] = 0.0;
+        }
+        g
+    } else {
+        0.0
+    };
     let (tail_b, mean_b): (f64, f64) = (tail.iter().sum(), mean.iter().sum());
     let scratch = stats.tail_nodes * scratch_per_node as f64;
     let pinned_count = if workers == 0 {
@@ -95,7 +108,7 @@ pub fn in_flight(
     };
     if workers == 0 {
         return InFlight {
-            private: tail_b + (pinned_count - 1.0) * mean_b + scratch,
+            private: tail_b + (pinned_count - 1.0) * mean_b + scratch + gather,
             shm: 0.0,
             in_workers: 0.0,
             pinned: pinned_bytes,
@@ -103,7 +116,7 @@ pub fn in_flight(
     }
     let queued = ((prefetch * workers) as f64 + 1.0).min(batches);
     InFlight {
-        private: 0.0,
+        private: gather,
         shm: tail_b + (queued - 1.0) * mean_b,
         // A batch a worker is building is one of the prefetch·W outstanding, not
         // an extra one: workers add their sampler scratch, and one batch being

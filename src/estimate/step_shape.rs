@@ -15,12 +15,15 @@ fn layer_params(job: &Job) -> Vec<u64> {
             layers,
             hidden,
             heads,
+            relations,
         } => {
             let d = &job.dataset;
-            gnn_layer_params(*conv, *layers, d.features, *hidden, *heads, d.classes)
-                .into_iter()
-                .map(|p| 4 * p)
-                .collect()
+            gnn_layer_params(
+                *conv, *layers, d.features, *hidden, *heads, d.classes, *relations,
+            )
+            .into_iter()
+            .map(|p| 4 * p)
+            .collect()
         }
         ModelKind::Generic { params, .. } => vec![4 * params],
     }
@@ -49,6 +52,7 @@ pub fn step_shape(job: &Job, stats: &SampleStats, seeds: u64) -> crate::alloc::G
             layers,
             hidden,
             heads,
+            ..
         } => {
             let (mut saved, mut transients) = (Vec::new(), Vec::new());
             for layer in layer_shapes(job, *conv, *layers, *hidden, *heads) {

@@ -33,8 +33,18 @@ pub struct JobArgs {
     #[arg(long, add = crate::completion::gpu())]
     pub gpu: Option<String>,
     /// Use this dataset profile instead of the job's.
-    #[arg(long, add = crate::completion::dataset())]
+    #[arg(long, add = crate::completion::dataset(), conflicts_with = "nodes")]
     pub dataset: Option<String>,
+    /// The dataset's node count, for a graph no profile and no file on disk
+    /// gives (with --edges and --features).
+    #[arg(long, requires_all = ["edges", "features"])]
+    pub nodes: Option<u64>,
+    /// The dataset's edges as edge_index stores them (with --nodes).
+    #[arg(long, requires = "nodes")]
+    pub edges: Option<u64>,
+    /// The dataset's feature dimension (with --nodes).
+    #[arg(long, requires = "nodes")]
+    pub features: Option<u64>,
     /// Seed nodes per batch.
     #[arg(long)]
     pub batch_size: Option<u64>,
@@ -155,6 +165,9 @@ impl JobArgs {
         if let Some(d) = &self.dataset {
             spec.dataset = DatasetRef::Name(d.clone());
         }
+        if let Some(p) = self.sized_dataset()? {
+            spec.dataset = DatasetRef::Inline(Box::new(p));
+        }
         if let Some(b) = self.batch_size {
             spec.loader.batch_size = b;
         }
@@ -212,6 +225,19 @@ impl JobArgs {
         Ok(())
     }
 
+    /// The dataset `--nodes --edges --features` describe, if given.
+    fn sized_dataset(&self) -> Result<Option<crate::profiles::DatasetProfile>> {
+        let (Some(n), Some(e), Some(f)) = (self.nodes, self.edges, self.features) else {
+            return Ok(None);
+        };
+        let p: crate::profiles::DatasetProfile = crate::yaml::from_str(&format!(
+            "{{name: the command line, nodes: {n}, edges: {e}, features: {f}}}"
+        ))
+        .map_err(|e| Error::bad(format!("--nodes/--edges/--features: {e}")))?;
+        p.validate()?;
+        Ok(Some(p))
+    }
+
     /// Loads, overrides and resolves the job; returns it with its source and
     /// warnings. A job without budget is resolved: `plan` predicts it.
     pub fn resolve(&self) -> Result<(Job, String, Vec<String>)> {
@@ -219,53 +245,139 @@ impl JobArgs {
             .map(|(job, source, warnings, _)| (job, source, warnings))
     }
 
-    /// As [`JobArgs::resolve`], with what was read from a script, if the job is one.
+    /// As [`JobArgs::resolve`], with what was read from a script, if the job
+    /// is one. A launch file that runs Python several times (pretrain then
+    /// finetune, a loop over batch sizes) gives one job per run: each is
+    /// planned and the largest (host peak, then GPU peak; the first of
+    /// equals) is the one reported, the others named in the warnings.
     pub fn resolve_script(&self) -> Result<(Job, String, Vec<String>, Option<Read>)> {
-        let (mut loaded, mut reading) = match crate::script::load(&self.job, &self.script_args)? {
-            crate::script::Input::Read(r) => {
-                let given = |field: &str| match field {
-                    "dataset" => self.dataset.is_some(),
-                    "loader.batch_size" => self.batch_size.is_some(),
-                    "loader.fanout" => self.fanout.is_some(),
-                    "loader.num_workers" => self.workers.is_some(),
-                    _ => false,
-                };
-                let mut r = *r;
-                crate::script::settle(
-                    &mut r,
-                    &self.job,
-                    given,
-                    self.assume_defaults,
-                    self.gpu.is_some(),
-                )?;
-                let loaded = crate::spec::Loaded {
-                    spec: r.job.clone(),
-                    source: self.job.clone(),
-                    warnings: r.warnings.clone(),
-                };
-                (loaded, Some(r))
-            }
-            crate::script::Input::NotFollowed(why) => {
+        let readings = match crate::script::load(&self.job, &self.script_args)? {
+            crate::script::Input::Read(r) => r,
+            crate::script::Input::NotScript => {
                 let mut loaded = load(&self.job)?;
-                loaded.warnings.push(format!(
-                    "{why}: only the sbatch script's own words were read; the model and the loaders' placement are defaults"
+                self.apply(&mut loaded.spec, &mut loaded.warnings)?;
+                // A calibration is its stack's: say so when the job's is
+                // another, or (the job's unknown) which one the file is for.
+                loaded.warnings.extend(crate::calibrate::file::stack_note(
+                    self.calibration.as_deref(),
+                    loaded.spec.stack.as_ref(),
                 ));
-                (loaded, None)
+                let job = Job::from_spec(&loaded.spec)?;
+                return Ok((job, loaded.source, loaded.warnings, None));
             }
-            crate::script::Input::NotScript => (load(&self.job)?, None),
         };
-        self.apply(&mut loaded.spec, &mut loaded.warnings)?;
-        // A calibration is its stack's: say so when the job's is another, or
-        // (the job's unknown) which one the file is for.
-        loaded.warnings.extend(crate::calibrate::file::stack_note(
-            self.calibration.as_deref(),
-            loaded.spec.stack.as_ref(),
-        ));
-        if let Some(r) = reading.as_mut() {
-            r.job = loaded.spec.clone();
+        let mut planned = Vec::new();
+        let mut first_err = None;
+        for r in readings {
+            match self.settle_one(r) {
+                Ok(p) => planned.push(p),
+                Err(e) => {
+                    first_err.get_or_insert(e);
+                }
+            }
         }
-        let job = Job::from_spec(&loaded.spec)?;
-        Ok((job, loaded.source, loaded.warnings, reading))
+        if planned.is_empty() {
+            return Err(
+                first_err.unwrap_or_else(|| Error::bad(format!("{}: nothing to plan", self.job)))
+            );
+        }
+        let largest = if planned.len() == 1 {
+            0
+        } else {
+            self.largest(&mut planned)?
+        };
+        let (job, mut warnings, read) = planned.swap_remove(largest);
+        if let Some(e) = first_err {
+            warnings.push(format!("a run that could not be planned: {e}"));
+        }
+        Ok((job, self.job.clone(), warnings, Some(read)))
+    }
+
+    /// One reading settled (or refused), the flags applied, resolved.
+    fn settle_one(&self, r: Read) -> Result<(Job, Vec<String>, Read)> {
+        let given = |field: &str| match field {
+            "dataset" => self.dataset.is_some() || self.nodes.is_some(),
+            "loader.batch_size" => self.batch_size.is_some(),
+            "loader.fanout" => self.fanout.is_some(),
+            "loader.num_workers" => self.workers.is_some(),
+            _ => false,
+        };
+        let mut r = r;
+        crate::script::settle(
+            &mut r,
+            &self.job,
+            given,
+            self.assume_defaults,
+            self.gpu.is_some(),
+        )?;
+        let mut spec = r.job.clone();
+        let mut warnings = r.warnings.clone();
+        self.apply(&mut spec, &mut warnings)?;
+        warnings.extend(crate::calibrate::file::stack_note(
+            self.calibration.as_deref(),
+            spec.stack.as_ref(),
+        ));
+        r.job = spec.clone();
+        let given_dataset = match (&self.dataset, self.sized_dataset()?) {
+            (_, Some(p)) => Some(
+                serde_json::json!({"nodes": p.nodes, "edges": p.edges, "features": p.features}),
+            ),
+            (Some(d), None) => Some(d.clone().into()),
+            _ => None,
+        };
+        if let Some(value) = given_dataset {
+            r.inferred.retain(|i| i.field != "dataset");
+            r.inferred.push(crate::script::infer::Inferred {
+                field: "dataset".into(),
+                value,
+                from: "the command line".into(),
+            });
+        }
+        let job = Job::from_spec(&spec)?;
+        Ok((job, warnings, r))
+    }
+
+    /// The index of the run with the largest planned peak; the others named in its warnings.
+    fn largest(&self, planned: &mut [(Job, Vec<String>, Read)]) -> Result<usize> {
+        let coeffs = self.coefficients()?;
+        let peaks: Vec<(u64, u64, String)> = planned
+            .iter()
+            .map(|(job, _, r)| {
+                let p = super::plan(job, &coeffs, &self.job, vec![]);
+                (
+                    p.peak_host_bytes,
+                    p.peak_gpu_bytes,
+                    r.launch.clone().unwrap_or_default(),
+                )
+            })
+            .collect();
+        let mut best = 0;
+        for (i, p) in peaks.iter().enumerate() {
+            if (p.0, p.1) > (peaks[best].0, peaks[best].1) {
+                best = i;
+            }
+        }
+        let others: Vec<String> = peaks
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != best)
+            .map(|(_, (h, g, at))| {
+                format!(
+                    "{at}: host {}, GPU {}",
+                    crate::units::fmt_bytes(*h),
+                    crate::units::fmt_bytes(*g)
+                )
+            })
+            .collect();
+        planned[best].1.push(format!(
+            "{} runs Python {} times: this plan is the largest ({}: host {}); the others: {}",
+            crate::output::shown(&self.job),
+            peaks.len(),
+            peaks[best].2,
+            crate::units::fmt_bytes(peaks[best].0),
+            others.join("; ")
+        ));
+        Ok(best)
     }
 
     /// The job-spec fields a flag set (a file's line no longer decides them).

@@ -111,6 +111,14 @@ pub struct DatasetProfile {
     /// edges); defaults to twice `edges`, the most it can be.
     #[serde(default)]
     pub undirected_edges: Option<u64>,
+    /// A heterogeneous graph's edge types as stored (what `data.metadata()`
+    /// lists: a `to_hetero` model keeps weights for each).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relations: Option<u32>,
+    /// Edge types after `T.ToUndirected()` (a reverse type for each type
+    /// between two different node types); defaults to `relations`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relations_undirected: Option<u32>,
 }
 
 fn custom_name() -> String {

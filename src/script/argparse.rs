@@ -33,26 +33,39 @@ pub struct Argument {
 
 /// Reads every `add_argument` in the script.
 pub fn definitions<'t>(ev: &Eval<'t>) -> Vec<Argument> {
-    let src = ev.src;
     let mut out: Vec<Argument> = Vec::new();
-    let mut set_defaults: Vec<(String, Node<'t>)> = Vec::new();
-    for &call in &ev.index.calls {
-        match callee_name(src, call) {
+    let mut set_defaults: Vec<(String, Option<Found>)> = Vec::new();
+    for call in ev.calls() {
+        match callee_name(ev.src(call), call) {
             "add_argument" => out.extend(argument(ev, call)),
-            "set_defaults" => set_defaults.extend(call_args(src, call).keywords),
+            "set_defaults" => {
+                let a = call_args(ev.src(call), call);
+                for (k, v) in a.keywords {
+                    set_defaults.push((k, ev.eval(v)));
+                }
+                // `parser.set_defaults(**cfg)`: every key of the config.
+                for s in a.splats {
+                    set_defaults.extend(
+                        ev.splat(s, &Vec::new(), 0)
+                            .into_iter()
+                            .map(|(k, f)| (k, Some(f))),
+                    );
+                }
+            }
             _ => {}
         }
     }
     for (k, v) in set_defaults {
         if let Some(a) = out.iter_mut().find(|a| a.dest == k) {
-            a.default = ev.eval(v).or(a.default.take());
+            a.default = v.or(a.default.take());
         }
     }
+    out.extend(super::dataclass_cli::definitions(ev));
     out
 }
 
 fn argument<'t>(ev: &Eval<'t>, call: Node<'t>) -> Option<Argument> {
-    let src = ev.src;
+    let src = ev.src(call);
     let args = call_args(src, call);
     let options: Vec<String> = args
         .positional
@@ -191,6 +204,20 @@ fn is_number(word: &str) -> bool {
 /// A command-line word converted by the argument's `type=`.
 fn typed(kind: &str, text: &str) -> Value {
     match kind {
+        "str.lower" => Value::Str(text.to_lowercase()),
+        "str.upper" => Value::Str(text.to_uppercase()),
+        "ast.literal_eval" | "eval" | "bool_flag" | "str2bool" | "strtobool" => {
+            match text.to_ascii_lowercase().as_str() {
+                "true" | "yes" | "1" => Value::Bool(true),
+                "false" | "no" | "0" => Value::Bool(false),
+                "none" => Value::None,
+                _ => text
+                    .parse()
+                    .map(Value::Int)
+                    .or_else(|_| text.parse().map(Value::Float))
+                    .unwrap_or_else(|_| Value::Str(text.into())),
+            }
+        }
         "int" => text
             .parse()
             .map_or_else(|_| Value::Str(text.into()), Value::Int),

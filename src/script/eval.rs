@@ -7,36 +7,66 @@
 //! for fanouts (`[args.fanout] * args.num_layers`, `[int(x) for x in
 //! s.split(',')]`), and a conditional whose condition is known. Anything
 //! else is unknown (None), never guessed. Names and attributes are resolved
-//! in eval_names.rs, calls in eval_call.rs.
+//! in eval_names.rs (with `self.x` in eval_self.rs), calls in eval_call.rs
+//! (the script's own functions' return values in eval_return.rs). The
+//! script may span several files of its project (project.rs): every node
+//! is looked up in the module it belongs to. A value can be computed in a
+//! context: names bound for one call of a function or one pass of a loop.
 
 use std::collections::HashMap;
 
 use tree_sitter::Node;
 
 use super::index::Index;
+use super::project::Project;
 use super::py::{Found, Source, Value, children};
 
 /// Deep enough for real scripts; stops `x = x + 1` and mutual references.
 const MAX_DEPTH: usize = 40;
+/// Expressions evaluated in one reading, at most: following parameters to
+/// their call sites can branch, and a reading must end (past this, what is
+/// left is unknown, never guessed).
+pub const MAX_STEPS: usize = 400_000;
 
 /// What an expression can refer to beyond the script itself.
 pub struct Eval<'t> {
-    /// The script.
-    pub src: &'t Source,
-    /// Its index.
-    pub index: &'t Index<'t>,
+    /// The script (module 0) and the project modules it imports.
+    pub project: &'t Project<'t>,
     /// argparse destinations with the values the script runs with.
     pub args: HashMap<String, Found>,
-    /// The config file the script loads, when there is one.
+    /// The config the script loads (a `--config` file, Hydra's), when there is one.
     pub config: Option<Found>,
-    /// Its text, to trace a key to its line.
-    pub config_text: Option<String>,
+    /// The config files read, (label, text), to trace a key to its line.
+    pub config_files: Vec<(String, String)>,
+    /// Hydra groups merged into the config: top-level key → its file's label.
+    pub config_groups: HashMap<String, String>,
     /// Environment variables the launch sets (`SLURM_CPUS_PER_TASK`...).
     pub env: HashMap<String, Found>,
+    /// The directory the program runs in (relative paths it opens start there).
+    pub cwd: std::path::PathBuf,
+    /// Expressions evaluated so far (see [`MAX_STEPS`]).
+    pub steps: std::cell::Cell<usize>,
+    /// Memos of what the walk over the project finds again and again.
+    pub memo: super::eval_memo::Memo<'t>,
 }
 
-/// Names bound by a comprehension being evaluated.
-pub(super) type Locals = Vec<(String, Found)>;
+/// A name bound for one evaluation: a comprehension's variable, a loop's
+/// variable for one pass, or a parameter for one call of its function.
+#[derive(Debug, Clone)]
+pub struct Binding {
+    /// The name.
+    pub name: String,
+    /// Its value; None when the bound expression cannot be computed (the
+    /// name is then unknown here, not looked up elsewhere).
+    pub value: Option<Found>,
+    /// The function (node id) the name belongs to; None: the module.
+    pub scope: Option<usize>,
+    /// The expression bound, as written at the call site or loop.
+    pub text: String,
+}
+
+/// Names bound for the evaluation under way.
+pub type Locals = Vec<Binding>;
 
 impl<'t> Eval<'t> {
     /// The value of `node`, if it can be known.
@@ -44,13 +74,71 @@ impl<'t> Eval<'t> {
         self.eval_in(node, &Vec::new(), 0)
     }
 
+    /// The value of `node` with `locals` bound (one call, one loop pass).
+    pub fn eval_with(&self, node: Node<'t>, locals: &Locals) -> Option<Found> {
+        self.eval_in(node, locals, 0)
+    }
+
+    /// The source `node` is in.
+    pub fn src(&self, node: Node) -> &'t Source {
+        &self.project.sources[self.project.module_of(node)]
+    }
+
+    /// The index of the module `node` is in.
+    pub fn index_of(&self, node: Node) -> &'t Index<'t> {
+        &self.project.indexes[self.project.module_of(node)]
+    }
+
+    /// The training script.
+    pub fn main(&self) -> &'t Source {
+        &self.project.sources[0]
+    }
+
+    /// The text of `node`.
+    pub fn text(&self, node: Node) -> &'t str {
+        self.src(node).text_of(node)
+    }
+
+    /// `file.py:42` for `node`.
+    pub fn at(&self, node: Node) -> String {
+        self.src(node).at(node)
+    }
+
+    /// The parent of `node`.
+    pub fn parent(&self, node: Node<'t>) -> Option<Node<'t>> {
+        self.index_of(node).parent(node)
+    }
+
+    /// The innermost function definition around `node`.
+    pub fn enclosing_function(&self, node: Node<'t>) -> Option<Node<'t>> {
+        self.index_of(node).enclosing_function(node)
+    }
+
+    /// Every call of every module, in module then source order.
+    pub fn calls(&self) -> impl Iterator<Item = Node<'t>> + '_ {
+        self.project
+            .indexes
+            .iter()
+            .flat_map(|i| i.calls.iter().copied())
+    }
+
+    /// Every `for` statement of every module.
+    pub fn fors(&self) -> impl Iterator<Item = Node<'t>> + '_ {
+        self.project
+            .indexes
+            .iter()
+            .flat_map(|i| i.fors.iter().copied())
+    }
+
     pub(super) fn eval_in(&self, node: Node<'t>, locals: &Locals, depth: usize) -> Option<Found> {
-        if depth > MAX_DEPTH {
+        let steps = self.steps.get() + 1;
+        self.steps.set(steps);
+        if depth > MAX_DEPTH || steps > MAX_STEPS {
             return None;
         }
         let d = depth + 1;
-        let at = || self.src.at(node);
-        let text = self.src.text_of(node);
+        let at = || self.at(node);
+        let text = self.text(node);
         match node.kind() {
             "integer" => Some(Found::at(Value::Int(parse_int(text)?), at())),
             "float" => Some(Found::at(
@@ -60,11 +148,14 @@ impl<'t> Eval<'t> {
             "true" => Some(Found::at(Value::Bool(true), at())),
             "false" => Some(Found::at(Value::Bool(false), at())),
             "none" => Some(Found::at(Value::None, at())),
-            "string" => Some(Found::at(Value::Str(string_value(self.src, node)?), at())),
+            "string" => Some(Found::at(
+                Value::Str(string_value(self.src(node), node)?),
+                at(),
+            )),
             "concatenated_string" => {
                 let parts: Option<Vec<String>> = children(node)
                     .into_iter()
-                    .map(|s| string_value(self.src, s))
+                    .map(|s| string_value(self.src(s), s))
                     .collect();
                 Some(Found::at(Value::Str(parts?.concat()), at()))
             }
@@ -103,9 +194,7 @@ impl<'t> Eval<'t> {
             }
             "unary_operator" => {
                 let v = self.eval_in(node.child_by_field_name("argument")?, locals, d)?;
-                let op = node
-                    .child_by_field_name("operator")
-                    .map(|o| self.src.text_of(o));
+                let op = node.child_by_field_name("operator").map(|o| self.text(o));
                 let value = match (op, &v.value) {
                     (Some("-"), Value::Int(i)) => Value::Int(i.checked_neg()?),
                     (Some("-"), Value::Float(f)) => Value::Float(-f),
@@ -125,9 +214,7 @@ impl<'t> Eval<'t> {
             "comparison_operator" => self.compare(node, locals, d),
             "boolean_operator" => {
                 let left = self.eval_in(node.child_by_field_name("left")?, locals, d)?;
-                let op = node
-                    .child_by_field_name("operator")
-                    .map(|o| self.src.text_of(o));
+                let op = node.child_by_field_name("operator").map(|o| self.text(o));
                 let take_left = match op {
                     Some("or") => left.value.truthy(),
                     Some("and") => !left.value.truthy(),
@@ -151,16 +238,20 @@ impl<'t> Eval<'t> {
                 Some(Found::joined(v.value.clone(), &[&v, &cond]))
             }
             "identifier" => {
-                if let Some((_, f)) = locals.iter().rev().find(|(n, _)| n == text) {
-                    return Some(f.clone());
+                if let Some(b) = self.local(text, node, locals) {
+                    return b.value.clone();
                 }
-                self.name(text, node, d)
+                self.name(text, node, locals, d)
             }
             "attribute" => self.attribute(node, locals, d),
             "subscript" => {
                 let value = node.child_by_field_name("value")?;
-                let key = self.eval_in(node.child_by_field_name("subscript")?, locals, d)?;
-                if matches!(self.src.text_of(value), "os.environ" | "environ") {
+                let sub = node.child_by_field_name("subscript")?;
+                if sub.kind() == "slice" {
+                    return self.slice(value, sub, locals, d);
+                }
+                let key = self.eval_in(sub, locals, d)?;
+                if matches!(self.text(value), "os.environ" | "environ") {
                     let Value::Str(k) = &key.value else {
                         return None;
                     };
@@ -187,16 +278,66 @@ impl<'t> Eval<'t> {
         }
     }
 
+    /// `xs[a:b]` of a list or string (no step).
+    fn slice(&self, value: Node<'t>, sub: Node<'t>, locals: &Locals, d: usize) -> Option<Found> {
+        let container = self.eval_in(value, locals, d)?;
+        let text = self.text(sub);
+        let (a, b) = text.split_once(':')?;
+        if b.contains(':') {
+            return None;
+        }
+        let bound = |s: &str, node: Option<Node<'t>>| -> Option<Option<i64>> {
+            if s.trim().is_empty() {
+                return Some(None);
+            }
+            Some(Some(self.eval_in(node?, locals, d)?.value.as_int()?))
+        };
+        let parts = children(sub);
+        let (na, nb) = match (a.trim().is_empty(), b.trim().is_empty()) {
+            (false, false) => (parts.first().copied(), parts.get(1).copied()),
+            (false, true) => (parts.first().copied(), None),
+            (true, false) => (None, parts.first().copied()),
+            (true, true) => (None, None),
+        };
+        let (lo, hi) = (bound(a, na)?, bound(b, nb)?);
+        let cut = |len: usize| {
+            let at = |v: i64| -> usize {
+                if v < 0 {
+                    (len as i64 + v).max(0) as usize
+                } else {
+                    (v as usize).min(len)
+                }
+            };
+            (lo.map_or(0, at), hi.map_or(len, at))
+        };
+        let value = match &container.value {
+            Value::List(items) => {
+                let (s, e) = cut(items.len());
+                Value::List(items.get(s..e.max(s))?.to_vec())
+            }
+            Value::Str(text) => {
+                let chars: Vec<char> = text.chars().collect();
+                let (s, e) = cut(chars.len());
+                Value::Str(chars.get(s..e.max(s))?.iter().collect())
+            }
+            _ => return None,
+        };
+        Some(Found { value, ..container })
+    }
+
     fn binary(&self, node: Node<'t>, locals: &Locals, d: usize) -> Option<Found> {
         let l = self.eval_in(node.child_by_field_name("left")?, locals, d)?;
         let r = self.eval_in(node.child_by_field_name("right")?, locals, d)?;
-        let op = self.src.text_of(node.child_by_field_name("operator")?);
+        let op = self.text(node.child_by_field_name("operator")?);
         use Value::*;
         let value = match (op, &l.value, &r.value) {
             ("+", Int(a), Int(b)) => Int(a.checked_add(*b)?),
             ("-", Int(a), Int(b)) => Int(a.checked_sub(*b)?),
             ("*", Int(a), Int(b)) => Int(a.checked_mul(*b)?),
             ("//", Int(a), Int(b)) if *b != 0 => Int(a.div_euclid(*b)),
+            ("//", a, b) => Float((a.as_float()? / b.as_float().filter(|x| *x != 0.0)?).floor()),
+            ("%", Int(a), Int(b)) if *b != 0 => Int(a.rem_euclid(*b)),
+            ("**", Int(a), Int(b)) if (0..=62).contains(b) => Int(a.checked_pow(*b as u32)?),
             ("/", a, b) => Float(a.as_float()? / b.as_float().filter(|x| *x != 0.0)?),
             ("+", Str(a), Str(b)) => Str(format!("{a}{b}")),
             ("+", List(a), List(b)) => List(a.iter().chain(b).cloned().collect()),
@@ -225,14 +366,31 @@ impl<'t> Eval<'t> {
         let [a, b] = children(node)[..] else {
             return Option::None;
         };
-        let op = self.src.text.get(a.end_byte()..b.start_byte())?.trim();
+        let op = self
+            .src(node)
+            .text
+            .get(a.end_byte()..b.start_byte())?
+            .trim();
         let l = self.eval_in(a, locals, d)?;
         let r = self.eval_in(b, locals, d)?;
         let ord = match (l.value.as_float(), r.value.as_float()) {
             (Some(x), Some(y)) if !matches!(l.value, Value::Str(_)) => x.partial_cmp(&y),
             _ => Option::None,
         };
+        let member = |v: &Value, c: &Value| match c {
+            Value::List(items) => Some(items.contains(v)),
+            Value::Dict(items) => {
+                Some(matches!(v, Value::Str(k) if items.iter().any(|(n, _)| n == k)))
+            }
+            Value::Str(s) => match v {
+                Value::Str(x) => Some(s.contains(x.as_str())),
+                _ => None,
+            },
+            _ => None,
+        };
         let truth = match op {
+            "in" => member(&l.value, &r.value)?,
+            "not in" => !member(&l.value, &r.value)?,
             "==" | "is" => l.value == r.value,
             "!=" | "is not" => l.value != r.value,
             "<" => ord? == std::cmp::Ordering::Less,
@@ -257,20 +415,24 @@ impl<'t> Eval<'t> {
         if var.kind() != "identifier" {
             return None;
         }
+        // `[... for _ in range(n)]` and friends: ranges up to 64 items.
         let iter = self.eval_in(clause.child_by_field_name("right")?, locals, d)?;
         let Value::List(items) = &iter.value else {
             return None;
         };
         let mut out = Vec::new();
         let mut inner = locals.clone();
+        let scope = self.enclosing_function(node).map(|f| f.id());
         for item in items {
-            inner.push((
-                self.src.text_of(var).to_string(),
-                Found {
+            inner.push(Binding {
+                name: self.text(var).to_string(),
+                value: Some(Found {
                     value: item.clone(),
                     ..iter.clone()
-                },
-            ));
+                }),
+                scope,
+                text: String::new(),
+            });
             out.push(self.eval_in(body, &inner, d)?.value);
             inner.pop();
         }
@@ -278,6 +440,23 @@ impl<'t> Eval<'t> {
             value: Value::List(out),
             ..iter
         })
+    }
+}
+
+impl<'t> Eval<'t> {
+    /// The binding of `name` visible at `node`: one of `locals` whose scope
+    /// is the function `node` is in.
+    pub(super) fn local<'l>(
+        &self,
+        name: &str,
+        node: Node<'t>,
+        locals: &'l Locals,
+    ) -> Option<&'l Binding> {
+        let scope = self.enclosing_function(node).map(|f| f.id());
+        locals
+            .iter()
+            .rev()
+            .find(|b| b.name == name && (b.scope == scope || b.scope.is_none() && scope.is_none()))
     }
 }
 

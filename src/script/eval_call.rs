@@ -1,8 +1,11 @@
 //! Calls in an expression: the builtins scripts build numbers and lists
-//! with (`int`, `float`, `str`, `list`, `dict(k=v)`, `len`, `min`, `max`),
-//! `os.environ.get`/`os.getenv`, `len(os.sched_getaffinity(0))` and
-//! `torch.cuda.device_count()` from Slurm's variables, a config loaded by
-//! yaml/json/OmegaConf, `s.split(sep)` and `d.get(k, default)`.
+//! with (`int`, `float`, `str`, `list`, `dict(k=v)`, `len`, `min`, `max`,
+//! `range`, `vars(args)`), `os.environ.get`/`os.getenv`,
+//! `len(os.sched_getaffinity(0))` and `os.cpu_count()` (the task's CPUs
+//! under Slurm or `--cpus`) and `torch.cuda.device_count()` (the node's
+//! GPUs from the gres), a config loaded by yaml/json/OmegaConf,
+//! `s.split(sep)`, `s.lower()`, `d.get(k, default)`, `d.copy()`, and the
+//! return value of the project's own functions (eval_return.rs).
 
 use tree_sitter::Node;
 
@@ -12,10 +15,10 @@ use super::py::{Found, Value, call_args, callee_name};
 impl<'t> Eval<'t> {
     pub(super) fn call(&self, node: Node<'t>, locals: &Locals, d: usize) -> Option<Found> {
         let function = node.child_by_field_name("function")?;
-        let ftext = self.src.text_of(function);
-        let args = call_args(self.src, node);
+        let ftext = self.text(function);
+        let args = call_args(self.src(node), node);
         let arg = |i: usize| -> Option<Found> { self.eval_in(*args.positional.get(i)?, locals, d) };
-        let name = callee_name(self.src, node);
+        let name = callee_name(self.src(node), node);
         match ftext {
             "int" => {
                 let v = arg(0)?;
@@ -58,25 +61,94 @@ impl<'t> Eval<'t> {
                 }
                 let refs: Vec<&Found> = parts.iter().collect();
                 let mut found = Found::joined(Value::Dict(entries), &refs);
-                found.from.insert(0, self.src.at(node));
+                found.from.insert(0, self.at(node));
                 return Some(found);
             }
             "min" | "max" => {
-                let a = arg(0)?;
-                let b = arg(1)?;
-                let (x, y) = (a.value.as_int()?, b.value.as_int()?);
-                let v = if ftext == "min" { x.min(y) } else { x.max(y) };
-                return Some(Found::joined(Value::Int(v), &[&a, &b]));
+                let vals: Option<Vec<Found>> = (0..args.positional.len()).map(arg).collect();
+                let vals = vals?;
+                let mut ints = Vec::new();
+                for v in &vals {
+                    ints.push(v.value.as_int()?);
+                }
+                let v = if ftext == "min" {
+                    ints.iter().min()?
+                } else {
+                    ints.iter().max()?
+                };
+                let refs: Vec<&Found> = vals.iter().collect();
+                return Some(Found::joined(Value::Int(*v), &refs));
+            }
+            "range" => {
+                let vals: Option<Vec<i64>> = (0..args.positional.len())
+                    .map(|i| arg(i).and_then(|f| f.value.as_int()))
+                    .collect();
+                let (start, end) = match vals?.as_slice() {
+                    [e] => (0, *e),
+                    [s, e, ..] => (*s, *e),
+                    _ => return None,
+                };
+                if end - start > 64 {
+                    return None;
+                }
+                let first = arg(0)?;
+                return Some(Found {
+                    value: Value::List((start..end.max(start)).map(Value::Int).collect()),
+                    ..first
+                });
+            }
+            "vars" if args.positional.first().is_some_and(|a| self.is_args(*a)) => {
+                let mut entries: Vec<(String, Value)> = self
+                    .args
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.value.clone()))
+                    .collect();
+                entries.sort_by(|a, b| a.0.cmp(&b.0));
+                return Some(Found::at(Value::Dict(entries), self.at(node)));
+            }
+            // dataclasses.field(default=...) / field(default_factory=lambda: [...]).
+            "field" | "dataclasses.field" => {
+                if let Some((_, v)) = args.keywords.iter().find(|(k, _)| k == "default") {
+                    return self.eval_in(*v, locals, d);
+                }
+                let (_, f) = args.keywords.iter().find(|(k, _)| k == "default_factory")?;
+                return match f.kind() {
+                    "lambda" => self.eval_in(f.child_by_field_name("body")?, locals, d),
+                    _ if matches!(self.text(*f), "list" | "tuple") => {
+                        Some(Found::at(Value::List(vec![]), self.at(*f)))
+                    }
+                    _ => None,
+                };
+            }
+            "os.cpu_count" | "multiprocessing.cpu_count" | "mp.cpu_count" => {
+                if let Some(c) = self.env.get("SLURM_CPUS_PER_TASK") {
+                    return Some(c.clone());
+                }
+                // Outside Slurm (no directive set a SLURM_* variable) the
+                // script runs where it is planned: this machine's CPUs, as
+                // os.cpu_count() counts them (online ones).
+                if self
+                    .env
+                    .keys()
+                    .any(|k| k.starts_with("SLURM_") && k != "SLURM_SUBMIT_DIR")
+                {
+                    return None;
+                }
+                use nix::unistd::{SysconfVar, sysconf};
+                let n = sysconf(SysconfVar::_NPROCESSORS_ONLN).ok().flatten()?;
+                let why = format!("{} (os.cpu_count() on this machine: {n})", self.at(node));
+                return (n > 0).then(|| Found::at(Value::Int(n), why));
             }
             "len" => {
                 // len(os.sched_getaffinity(0)): Slurm binds the task to its CPUs.
                 let inner = *args.positional.first()?;
-                if self.src.text_of(inner).starts_with("os.sched_getaffinity") {
+                if self.text(inner).starts_with("os.sched_getaffinity") {
                     return self.env.get("SLURM_CPUS_PER_TASK").cloned();
                 }
                 let v = arg(0)?;
                 let n = match &v.value {
                     Value::List(l) => l.len(),
+                    Value::Dict(l) => l.len(),
                     Value::Str(s) => s.chars().count(),
                     _ => return None,
                 };
@@ -127,6 +199,25 @@ impl<'t> Eval<'t> {
                     ..s
                 })
             }
+            "lower" | "upper" | "strip" if args.positional.is_empty() => {
+                let s = self.eval_in(object?, locals, d)?;
+                let Value::Str(text) = &s.value else {
+                    return None;
+                };
+                let v = match name {
+                    "lower" => text.to_lowercase(),
+                    "upper" => text.to_uppercase(),
+                    _ => text.trim().to_string(),
+                };
+                Some(Found {
+                    value: Value::Str(v),
+                    ..s
+                })
+            }
+            "copy" | "to_container" | "deepcopy" => {
+                let inner = args.positional.first().copied().or(object)?;
+                self.eval_in(inner, locals, d)
+            }
             "get" => {
                 let container = self.eval_in(object?, locals, d)?;
                 let key = arg(0)?;
@@ -138,7 +229,7 @@ impl<'t> Eval<'t> {
                     None => arg(1),
                 }
             }
-            _ => None,
+            _ => self.returned(node, locals, d),
         }
     }
 }

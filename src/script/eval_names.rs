@@ -1,20 +1,45 @@
-//! Names in an expression: `args.x` (argparse), attributes of a config
-//! (`cfg.loader.batch_size`, each value traced to its line in the config
-//! file), names bound by assignment, and function parameters bound at the
-//! function's call sites (or `mp.spawn(fn, args=(...))`) or by defaults.
+//! Names in an expression: `args.x` (argparse, also after `args.x = ...`
+//! reassigns it), attributes of a config (`cfg.loader.batch_size`, each
+//! value traced to its line in the config file), names bound by assignment
+//! (in the function, then the module, then the module they are imported
+//! from), and function parameters (eval_params.rs).
 
 use tree_sitter::Node;
 
-use super::eval::{Eval, Locals, param_name};
-use super::py::{Found, Value, call_args, callee_name, children};
+use super::eval::{Eval, Locals};
+use super::project::Imported;
+use super::py::{Found, Value, callee_name};
 
 impl<'t> Eval<'t> {
     pub(super) fn attribute(&self, node: Node<'t>, locals: &Locals, d: usize) -> Option<Found> {
         let object = node.child_by_field_name("object")?;
-        let attr = self.src.text_of(node.child_by_field_name("attribute")?);
-        // `args.x` (or `opt.x`, `FLAGS.x`): an argparse destination.
-        if object.kind() == "identifier" && self.is_args(object) {
-            return self.args.get(attr).cloned();
+        let attr = self.text(node.child_by_field_name("attribute")?);
+        if object.kind() == "identifier" && self.text(object) == "self" {
+            return self.self_attr(node, attr, locals, d);
+        }
+        // `args.sizes = [...]` reassigned in the script: that value.
+        let key: String = self
+            .text(node)
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect();
+        if let Some(a) = self.index_of(node).assignment_at(&key, node) {
+            return self.eval_in(a.value, locals, d);
+        }
+        // `args.x` (or `opt.x`, `self.args.x`): an argparse destination.
+        if self.is_args(object)
+            && let Some(v) = self.args.get(attr)
+        {
+            return Some(v.clone());
+        }
+        // `cfg.BATCH_SIZE` with `import config as cfg`: the module's name.
+        if object.kind() == "identifier"
+            && let Some(Imported::Module(m)) = self.imported(object)
+        {
+            return self.global(m, attr, d);
+        }
+        if let Some(f) = self.instance_attr(object, attr, d) {
+            return Some(f);
         }
         // `cfg.loader.batch_size`: a config read as attributes (OmegaConf, SimpleNamespace).
         let container = self.eval_in(object, locals, d)?;
@@ -22,26 +47,56 @@ impl<'t> Eval<'t> {
         Some(self.member(&container, attr, v))
     }
 
+    /// What the identifier `name` was imported as in its module.
+    pub(super) fn imported(&self, name: Node<'t>) -> Option<Imported> {
+        let m = self.project.module_of(name);
+        self.project.imports[m].get(self.text(name)).cloned()
+    }
+
+    /// The module-level value of `name` in module `m` (or a module it
+    /// imports it from, or with `*`).
+    pub(super) fn global(&self, m: usize, name: &str, d: usize) -> Option<Found> {
+        let idx = &self.project.indexes[m];
+        if let Some(a) = idx
+            .assigns
+            .get(name)
+            .and_then(|v| v.iter().rfind(|a| a.scope.is_none()))
+        {
+            return self.eval_in(a.value, &Vec::new(), d + 1);
+        }
+        match self.project.imports[m].get(name) {
+            Some(Imported::Name(n, orig)) if *n != m => return self.global(*n, orig, d + 1),
+            _ => {}
+        }
+        self.project.stars[m]
+            .iter()
+            .filter(|s| **s != m)
+            .find_map(|s| self.global(*s, name, d + 1))
+    }
+
     /// `v`, taken from `container` by `key`: when the container came from
-    /// the config file, its origin is the key's line there (the first line
-    /// after the container's own that starts with `key:`).
+    /// a config file, its origin is the key's line there (the first line
+    /// after the container's own that starts with `key:`); a Hydra group
+    /// merged under `key` is its own file.
     pub(super) fn member(&self, container: &Found, key: &str, v: Value) -> Found {
         let mut from = container.from.clone();
-        let (Some(cfg), Some(text), Some(first)) = (&self.config, &self.config_text, from.first())
-        else {
+        let Some(first) = from.first().cloned() else {
             return Found { value: v, from };
         };
-        let Some(label) = cfg.from.first() else {
+        let (label, after) = match first.rsplit_once(':') {
+            Some((l, n)) if n.parse::<usize>().is_ok() => (l.to_string(), n.parse().unwrap_or(0)),
+            _ => (first.clone(), 0),
+        };
+        let Some((_, text)) = self.config_files.iter().find(|(l, _)| *l == label) else {
             return Found { value: v, from };
         };
-        let after = match first.strip_prefix(label.as_str()) {
-            Some("") => 0,
-            Some(rest) => match rest.strip_prefix(':').and_then(|n| n.parse().ok()) {
-                Some(n) => n,
-                None => return Found { value: v, from },
-            },
-            None => return Found { value: v, from },
-        };
+        if after == 0
+            && let Some(group) = self.config_groups.get(key)
+            && Some(group) != Some(&label)
+        {
+            from[0] = group.clone();
+            return Found { value: v, from };
+        }
         let line = text.lines().enumerate().skip(after).find(|(_, l)| {
             let t = l.trim_start().trim_start_matches(['"', '\'']);
             t.strip_prefix(key).is_some_and(|r| {
@@ -56,31 +111,71 @@ impl<'t> Eval<'t> {
         Found { value: v, from }
     }
 
-    /// Whether identifier `object` holds the parsed arguments.
+    /// Whether `object` holds the parsed arguments: a name assigned from
+    /// `parse_args()`/`parse_known_args()` (or a function of the script that
+    /// returns one), a parameter named like them, or `self.args` set from one.
     pub(super) fn is_args(&self, object: Node<'t>) -> bool {
-        let name = self.src.text_of(object);
         if self.args.is_empty() {
             return false;
         }
-        match self.index.assignment_at(name, object) {
-            Some(a) => {
-                a.value.kind() == "call"
-                    && matches!(
-                        callee_name(self.src, a.value),
-                        "parse_args" | "parse_known_args"
-                    )
+        if object.kind() == "attribute" {
+            let o = object.child_by_field_name("object");
+            return o.is_some_and(|o| self.text(o) == "self")
+                && self
+                    .self_assignment(object)
+                    .is_some_and(|v| self.is_args(v));
+        }
+        if object.kind() != "identifier" {
+            return false;
+        }
+        let name = self.text(object);
+        let parses = |call: Node<'t>| {
+            matches!(
+                callee_name(self.src(call), call),
+                "parse_args" | "parse_known_args"
+            )
+        };
+        match self.index_of(object).assignment_at(name, object) {
+            Some(a) if a.value.kind() == "call" => {
+                parses(a.value)
+                    || self.callee_def(a.value).is_some_and(|f| {
+                        self.returns_of(f).iter().any(|r| {
+                            r.named_child(0)
+                                .is_some_and(|v| v.kind() == "call" && parses(v))
+                        })
+                    })
             }
+            Some(a) if a.value.kind() == "identifier" => self.is_args(a.value),
+            Some(_) => false,
             // A parameter (`def main(args)`) named like the parsed arguments.
-            None => matches!(
-                name,
-                "args" | "opt" | "opts" | "FLAGS" | "flags" | "hparams"
-            ),
+            None => {
+                matches!(
+                    name,
+                    "args" | "opt" | "opts" | "FLAGS" | "flags" | "hparams" | "argv"
+                ) || self.enclosing_function(object).is_none() && name == "args"
+            }
         }
     }
 
-    pub(super) fn name(&self, name: &str, at: Node<'t>, d: usize) -> Option<Found> {
-        if let Some(a) = self.index.assignment_at(name, at) {
-            let v = self.eval_in(a.value, &Vec::new(), d)?;
+    pub(super) fn name(
+        &self,
+        name: &str,
+        at: Node<'t>,
+        locals: &Locals,
+        d: usize,
+    ) -> Option<Found> {
+        let idx = self.index_of(at);
+        let func = self.enclosing_function(at);
+        let is_param = func.is_some_and(|f| self.param_position(name, f).is_some());
+        let a = idx.local_assignment(name, at).or_else(|| {
+            if is_param {
+                None
+            } else {
+                idx.module_assignment(name, at)
+            }
+        });
+        if let Some(a) = a {
+            let v = self.eval_in(a.value, locals, d)?;
             if a.position == 0 && !matches!(a.value.kind(), "tuple" | "expression_list") {
                 return Some(v);
             }
@@ -93,49 +188,18 @@ impl<'t> Eval<'t> {
                 _ => None,
             };
         }
-        self.parameter(name, self.index.enclosing_function(at)?, d)
-    }
-
-    /// A parameter of `func`, bound at its first call site or by its default.
-    pub(super) fn parameter(&self, name: &str, func: Node<'t>, d: usize) -> Option<Found> {
-        let params = children(func.child_by_field_name("parameters")?);
-        let pos = params
-            .iter()
-            .position(|p| param_name(self.src, *p) == Some(name))?;
-        let fname = super::index::def_name(self.src, func);
-        // Only calls of `fname` itself, or of a `*spawn` that may start it.
-        let sites = self
-            .index
-            .calls_of(fname)
-            .chain(self.index.calls_of_suffix("spawn"));
-        for call in sites {
-            if self.index.enclosing_function(call) == Some(func) {
-                continue;
-            }
-            let args = call_args(self.src, call);
-            let callee = call
-                .child_by_field_name("function")
-                .map(|f| self.src.text_of(f));
-            if callee == Some(fname) {
-                if let Some((_, v)) = args.keywords.iter().find(|(k, _)| k == name) {
-                    return self.eval_in(*v, &Vec::new(), d);
-                }
-                if let Some(v) = args.positional.get(pos) {
-                    return self.eval_in(*v, &Vec::new(), d);
-                }
-            }
-            // mp.spawn(fn, args=(a, b), nprocs=n): fn(rank, a, b).
-            let spawned = callee.is_some_and(|c| c.ends_with("spawn"))
-                && args.positional.first().map(|f| self.src.text_of(*f)) == Some(fname);
-            if spawned
-                && pos > 0
-                && let Some((_, tuple)) = args.keywords.iter().find(|(k, _)| k == "args")
-                && let Some(v) = children(*tuple).get(pos - 1)
-            {
-                return self.eval_in(*v, &Vec::new(), d);
-            }
+        if let Some(f) = func
+            && is_param
+        {
+            return self.parameter(name, f, d);
         }
-        let default = params[pos].child_by_field_name("value")?;
-        self.eval_in(default, &Vec::new(), d)
+        let m = self.project.module_of(at);
+        match self.project.imports[m].get(name) {
+            Some(Imported::Name(n, orig)) => self.global(*n, orig, d),
+            Some(_) => None,
+            None => self.project.stars[m]
+                .iter()
+                .find_map(|s| self.global(*s, name, d)),
+        }
     }
 }

@@ -21,6 +21,31 @@ pub fn graph(l: &mut Ledger, g: &GraphFind) {
         Some(DatasetFind::Named(f)) => l
             .missing
             .push(("dataset".into(), format!("{:?} at {}", f.value, f.origin()))),
+        Some(DatasetFind::File(g, file, at)) => {
+            let text = format!(
+                "{{name: {:?}, nodes: {}, edges: {}, features: {}, feature_dtype: {}}}",
+                std::path::Path::new(file)
+                    .file_name()
+                    .map_or(file.clone(), |n| n.to_string_lossy().to_string()),
+                g.nodes,
+                g.edges,
+                g.features,
+                g.feature_dtype
+            );
+            match crate::yaml::from_str::<crate::profiles::DatasetProfile>(&text) {
+                Ok(p) => {
+                    l.spec.dataset = crate::spec::DatasetRef::Inline(Box::new(p));
+                    l.read(
+                        "dataset",
+                        serde_json::json!({"nodes": g.nodes, "edges": g.edges, "features": g.features}),
+                        format!("{at}, {file}"),
+                    );
+                }
+                Err(e) => l
+                    .missing
+                    .push(("dataset".into(), format!("{at}: {file}: {e}"))),
+            }
+        }
         Some(DatasetFind::Opaque(text, at)) => l.missing.push((
             "dataset".into(),
             format!(
@@ -91,8 +116,13 @@ pub fn graph(l: &mut Ledger, g: &GraphFind) {
 /// Fills the model fields.
 pub fn model(l: &mut Ledger, m: &ModelFind) {
     let at = m.at.clone().unwrap_or_default();
-    match &m.conv {
-        Some((c, from)) => {
+    match (&m.conv, &m.unsized_at) {
+        (_, Some(at)) => l.assume(
+            "model.conv",
+            "sage".into(),
+            format!("{at} builds a model no conv kind of the spec describes: planned as GraphSAGE of the same width and depth"),
+        ),
+        (Some((c, from)), None) => {
             l.spec.model.conv = *c;
             l.read(
                 "model.conv",
@@ -100,11 +130,35 @@ pub fn model(l: &mut Ledger, m: &ModelFind) {
                 from.clone(),
             );
         }
-        None => l.assume(
+        (None, None) => l.assume(
             "model.conv",
             "sage".into(),
-            "no GraphSAGE/GCN/GAT/GIN model or SAGEConv/GCNConv/GATConv/GINConv found",
+            match &m.at {
+                Some(at) => format!("{at}: the model's layers were not found"),
+                None => "no model found (no optimizer's parameters and no GNN constructor)".into(),
+            },
         ),
+    }
+    if let Some(r) = m
+        .relations
+        .as_ref()
+        .and_then(|f| f.value.as_int().filter(|r| *r > 1).map(|r| (r, f.origin())))
+    {
+        l.spec.model.relations = u32::try_from(r.0).ok();
+        l.read("model.relations", r.0.into(), r.1);
+    } else if let Some(at) = &m.hetero_of_dataset {
+        let undirected = l.spec.load.to_undirected;
+        let profile = match &l.spec.dataset {
+            crate::spec::DatasetRef::Name(n) => crate::profiles::dataset(n).ok(),
+            crate::spec::DatasetRef::Inline(p) => Some((**p).clone()),
+        };
+        match profile.and_then(|p| if undirected { p.relations_undirected.or(p.relations) } else { p.relations }) {
+            Some(r) => {
+                l.spec.model.relations = Some(r);
+                l.read("model.relations", r.into(), format!("{at} (the dataset's edge types)"));
+            }
+            None => l.assume("model.relations", 1.into(), format!("{at} makes the model heterogeneous; the dataset's profile does not list its edge types: planned with one set of weights")),
+        }
     }
     let num = |l: &mut Ledger, field: &str, f: &Option<Found>, default: u64| -> Option<u64> {
         match f.as_ref().and_then(|f| {
@@ -134,8 +188,13 @@ pub fn model(l: &mut Ledger, m: &ModelFind) {
     if let Some(n) = num(l, "model.layers", &m.layers, u64::from(l.spec.model.layers)) {
         l.spec.model.layers = u32::try_from(n).unwrap_or(u32::MAX);
     }
-    if l.spec.model.conv == crate::spec::Conv::Gat
-        && let Some(h) = num(l, "model.heads", &m.heads, 1)
+    if matches!(
+        l.spec.model.conv,
+        crate::spec::Conv::Gat
+            | crate::spec::Conv::Gatv2
+            | crate::spec::Conv::Transformer
+            | crate::spec::Conv::Rgat
+    ) && let Some(h) = num(l, "model.heads", &m.heads, 1)
     {
         l.spec.model.heads = u32::try_from(h).unwrap_or(u32::MAX);
     }

@@ -1,7 +1,7 @@
-//! What the script does with its graph: the dataset constructor
-//! (`PygNodePropPredDataset(name=...)`, `Reddit`, `OGB_MAG`,
-//! `MAG240MDataset`, a `torch.load` of a path), `to_undirected` /
-//! `T.ToUndirected()`, the whole graph moved to the GPU (`data.to(device)`,
+//! What the script does with its graph: the dataset (dataset_name.rs: a
+//! PyG or OGB dataset class or name, a file on disk read by datafile.rs),
+//! `to_undirected` / `T.ToUndirected()` / `to_symmetric()`, the whole graph
+//! moved to the GPU (`data.to(device)`,
 //! `dataset[0].to(device)`), memory-mapped features (`np.load(...,
 //! mmap_mode='r')`), the device, and the epoch loop (`for epoch in
 //! range(...)`), and `gc.collect()`.
@@ -16,6 +16,8 @@ use super::py::{Found, Value, call_args, callee_name};
 pub enum DatasetFind {
     /// A name a profile may have (`ogbn-products`), with where it was decided.
     Named(Found),
+    /// Read from a file on disk: the graph its arrays make, the file, the line.
+    File(super::datafile::FileGraph, String, String),
     /// Loaded in a way that does not name it (a `torch.load` of a path...): the text.
     Opaque(String, String),
 }
@@ -41,50 +43,28 @@ pub struct GraphFind {
 
 /// Scans the calls and loops of the script.
 pub fn find(ev: &Eval) -> GraphFind {
-    let src = ev.src;
     let mut out = GraphFind::default();
-    for &call in &ev.index.calls {
+    let mut out_weight = 0;
+    for call in ev.calls() {
         if !super::reachable(ev, call) {
             continue;
         }
+        let src = ev.src(call);
         let name = callee_name(src, call);
         let ftext = call
             .child_by_field_name("function")
             .map_or("", |f| src.text_of(f));
         let args = call_args(src, call);
         let kw = |k: &str| args.keywords.iter().find(|(n, _)| n == k).map(|(_, v)| *v);
-        let named = |v: Value| Some(DatasetFind::Named(Found::at(v, src.at(call))));
-        let dataset = match name {
-            "PygNodePropPredDataset" | "NodePropPredDataset" | "DglNodePropPredDataset" => {
-                kw("name")
-                    .or(args.positional.first().copied())
-                    .and_then(|n| ev.eval(n))
-                    .map(|f| {
-                        DatasetFind::Named(Found::joined(
-                            f.value.clone(),
-                            &[&f, &Found::at(Value::None, src.at(call))],
-                        ))
-                    })
-                    .or_else(|| Some(DatasetFind::Opaque(src.text_of(call).into(), src.at(call))))
+        if let Some(d) = super::dataset_name::dataset(ev, call) {
+            let weight = used_weight(ev, call);
+            if better(&out.dataset, out_weight, &d, weight) {
+                out.dataset = Some(d);
+                out_weight = weight;
             }
-            "Reddit" => named(Value::Str("reddit".into())),
-            "OGB_MAG" => named(Value::Str("ogbn-mag".into())),
-            "MAG240MDataset" => named(Value::Str("mag240m".into())),
-            "load" if ftext == "torch.load" && out.dataset.is_none() => {
-                Some(DatasetFind::Opaque(src.text_of(call).into(), src.at(call)))
-            }
-            _ => None,
-        };
-        if let Some(d) = dataset
-            && !matches!(
-                (&out.dataset, &d),
-                (Some(DatasetFind::Named(_)), DatasetFind::Opaque(..))
-            )
-        {
-            out.dataset = Some(d);
         }
         match name {
-            "to_undirected" | "ToUndirected" => {
+            "to_undirected" | "ToUndirected" | "to_symmetric" | "ToSymmetric" => {
                 out.undirected.get_or_insert_with(|| src.at(call));
             }
             "to" | "cuda" if moves_graph(ev, call) => {
@@ -112,15 +92,66 @@ pub fn find(ev: &Eval) -> GraphFind {
             _ => {}
         }
     }
-    out.epochs = ev.index.fors.iter().find_map(|&f| epochs(ev, f));
+    out.epochs = ev
+        .fors()
+        .find_map(|f| epochs(ev, f))
+        .or_else(|| lightning_epochs(ev));
+    // Nothing read names a profile: the script's `--dataset` argument, when it names one.
+    if !matches!(
+        &out.dataset,
+        Some(DatasetFind::Named(_) | DatasetFind::File(..))
+    ) && let Some(f) = ["dataset", "dataset_name", "data", "data_name"]
+        .iter()
+        .find_map(|k| ev.args.get(*k))
+        && let Value::Str(s) = &f.value
+        && crate::profiles::dataset(s).is_ok()
+    {
+        out.dataset = Some(DatasetFind::Named(f.clone()));
+    }
     out
+}
+
+/// 1 for a dataset built to be used; 0 for one built and dropped (a
+/// download step) or built in a Lightning `prepare_data` (which downloads:
+/// `setup` loads).
+fn used_weight<'t>(ev: &Eval<'t>, call: Node<'t>) -> u8 {
+    let dropped = ev
+        .parent(call)
+        .is_some_and(|p| p.kind() == "expression_statement");
+    let prepare = ev
+        .enclosing_function(call)
+        .is_some_and(|f| super::index::def_name(ev.src(f), f) == "prepare_data");
+    u8::from(!dropped && !prepare)
+}
+
+/// Whether `new` says more than what was found before: a name over a
+/// file over text, a dataset used over one dropped; the first of equals.
+fn better(old: &Option<DatasetFind>, old_weight: u8, new: &DatasetFind, new_weight: u8) -> bool {
+    let rank = |d: &DatasetFind| match d {
+        DatasetFind::Named(Found {
+            value: Value::Str(n),
+            ..
+        }) if crate::profiles::dataset(n).is_ok() => 3,
+        DatasetFind::File(..) => 2,
+        DatasetFind::Named(_) => 1,
+        DatasetFind::Opaque(..) => 0,
+    };
+    old.as_ref()
+        .is_none_or(|o| (rank(new), new_weight) > (rank(o), old_weight))
+}
+
+/// `Trainer(max_epochs=...)` (PyTorch Lightning) when no epoch loop says it.
+fn lightning_epochs(ev: &Eval) -> Option<Found> {
+    ev.calls()
+        .filter(|c| callee_name(ev.src(*c), *c) == "Trainer" && super::reachable(ev, *c))
+        .find_map(|c| super::model::keyword(ev, c, &["max_epochs"], &Vec::new()))
 }
 
 /// `data.to(device)`, `dataset[0].to(device)`, `data = data.cuda()`: the
 /// object is the dataset's graph (not the model, not a batch) and the
 /// device is not the CPU.
-fn moves_graph(ev: &Eval, call: Node) -> bool {
-    let src = ev.src;
+fn moves_graph<'t>(ev: &Eval<'t>, call: Node<'t>) -> bool {
+    let src = ev.src(call);
     let Some(object) = call
         .child_by_field_name("function")
         .and_then(|f| f.child_by_field_name("object"))
@@ -131,7 +162,7 @@ fn moves_graph(ev: &Eval, call: Node) -> bool {
     let graph_like = text.starts_with("dataset[") || {
         object.kind() == "identifier"
             && ev
-                .index
+                .index_of(object)
                 .assignment_at(text, object)
                 .is_some_and(|a| src.text_of(a.value).starts_with("dataset["))
     };
@@ -152,13 +183,13 @@ fn moves_graph(ev: &Eval, call: Node) -> bool {
 }
 
 /// `for epoch in range(1, args.epochs + 1)` → the count of epochs.
-fn epochs(ev: &Eval, f: Node) -> Option<Found> {
-    let src = ev.src;
+fn epochs<'t>(ev: &Eval<'t>, f: Node<'t>) -> Option<Found> {
+    let src = ev.src(f);
     let var = src.text_of(f.child_by_field_name("left")?);
-    if !var.contains("epoch") {
+    let right = f.child_by_field_name("right")?;
+    if !var.contains("epoch") && !src.text_of(right).contains("epoch") {
         return None;
     }
-    let right = f.child_by_field_name("right")?;
     if right.kind() != "call" || callee_name(src, right) != "range" {
         return None;
     }

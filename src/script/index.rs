@@ -1,7 +1,8 @@
 //! One walk over a parsed script that records what the reader looks things
-//! up by: every simple assignment (`name = expr`, `name: T = expr`, the first
-//! name of `a, b = ...`) with the function it is in, every function and
-//! class definition, every call and every `for` loop. The walk uses a
+//! up by: every simple assignment (`name = expr`, `name: T = expr`, each
+//! name of `a, b = ...`, and attribute targets such as `self.x = expr` or
+//! `args.sizes = expr`, by their text) with the function it is in, every
+//! function and class definition, every call, `for` loop and `return`. The walk uses a
 //! cursor, not recursion, so a deeply nested hostile file cannot overflow
 //! the stack.
 
@@ -20,6 +21,8 @@ pub struct Assign<'t> {
     pub scope: Option<Node<'t>>,
     /// Byte offset of the statement.
     pub start: usize,
+    /// Byte offset of its end: a name in the right-hand side sees the assignment before.
+    pub end: usize,
     /// For `a, b = ...`: which name of the pattern (0 for a plain assignment).
     pub position: usize,
 }
@@ -39,6 +42,8 @@ pub struct Index<'t> {
     by_callee: HashMap<String, Vec<Node<'t>>>,
     /// Every `for` statement, in source order.
     pub fors: Vec<Node<'t>>,
+    /// Every `return` statement, in source order.
+    pub returns: Vec<Node<'t>>,
     /// Whether the parser had to skip text it could not read.
     pub has_errors: bool,
     /// Each node's parent, by node id. tree-sitter finds a parent by
@@ -122,6 +127,19 @@ impl<'t> Index<'t> {
         None
     }
 
+    /// The class whose body `node` is directly in (no function between).
+    fn enclosing_class_body(&self, node: Node<'t>) -> Option<Node<'t>> {
+        let mut cur = self.parent(node);
+        while let Some(n) = cur {
+            match n.kind() {
+                "function_definition" => return None,
+                "class_definition" => return Some(n),
+                _ => cur = self.parent(n),
+            }
+        }
+        None
+    }
+
     fn visit(&mut self, src: &'t Source, node: Node<'t>) {
         match node.kind() {
             "assignment" => self.assignment(src, node),
@@ -141,6 +159,7 @@ impl<'t> Index<'t> {
                 self.by_callee.entry(name).or_default().push(node);
             }
             "for_statement" => self.fors.push(node),
+            "return_statement" => self.returns.push(node),
             _ => {}
         }
     }
@@ -153,24 +172,33 @@ impl<'t> Index<'t> {
             return;
         };
         let names: Vec<Node> = match left.kind() {
-            "identifier" => vec![left],
+            "identifier" | "attribute" => vec![left],
             "pattern_list" | "tuple_pattern" => super::py::children(left),
             _ => return,
         };
         let scope = self.enclosing_function(node);
+        // A class body's `x: int = 5` is the class's, not a module name:
+        // keyed `Class.x` (dataclass fields, class attributes).
+        let class = self
+            .enclosing_class_body(node)
+            .map(|c| def_name(src, c).to_string());
         for (position, name) in names.into_iter().enumerate() {
-            if name.kind() != "identifier" {
+            if !matches!(name.kind(), "identifier" | "attribute") {
                 continue;
             }
-            self.assigns
-                .entry(src.text_of(name).to_string())
-                .or_default()
-                .push(Assign {
-                    value,
-                    scope,
-                    start: node.start_byte(),
-                    position,
-                });
+            let prefix = class.as_ref().map_or(String::new(), |c| format!("{c}."));
+            let key: String = prefix
+                .chars()
+                .chain(src.text_of(name).chars())
+                .filter(|c| !c.is_whitespace())
+                .collect();
+            self.assigns.entry(key).or_default().push(Assign {
+                value,
+                scope,
+                start: node.start_byte(),
+                end: node.end_byte(),
+                position,
+            });
         }
     }
 
@@ -179,18 +207,28 @@ impl<'t> Index<'t> {
     /// `at`, else the first after: a function body runs after the module
     /// has been read).
     pub fn assignment_at(&self, name: &str, at: Node<'t>) -> Option<Assign<'t>> {
+        self.local_assignment(name, at)
+            .or_else(|| self.module_assignment(name, at))
+    }
+
+    /// The last assignment of `name` before `at` in the function `at` is in.
+    pub fn local_assignment(&self, name: &str, at: Node<'t>) -> Option<Assign<'t>> {
+        let f = self.enclosing_function(at)?;
+        self.assigns
+            .get(name)?
+            .iter()
+            .filter(|a| a.scope == Some(f))
+            .rfind(|a| a.end <= at.start_byte())
+            .copied()
+    }
+
+    /// The module-level assignment of `name` in force at `at`.
+    pub fn module_assignment(&self, name: &str, at: Node<'t>) -> Option<Assign<'t>> {
         let all = self.assigns.get(name)?;
-        let scope = self.enclosing_function(at);
-        let before = |a: &&Assign| a.start < at.start_byte();
-        if let Some(f) = scope
-            && let Some(a) = all.iter().filter(|a| a.scope == Some(f)).rfind(before)
-        {
-            return Some(*a);
+        let mut module = all.iter().filter(|a| a.scope.is_none());
+        if self.enclosing_function(at).is_none() {
+            return module.rfind(|a| a.end <= at.start_byte()).copied();
         }
-        let module = || all.iter().filter(|a| a.scope.is_none());
-        if scope.is_none() {
-            return module().rfind(before).copied();
-        }
-        module().next_back().copied()
+        module.next_back().copied()
     }
 }

@@ -71,11 +71,19 @@ impl Ledger {
 pub fn loaders(l: &mut Ledger, loaders: &[LoaderCall]) {
     let Some(train) = loaders.iter().find(|c| c.split == Split::Train) else {
         for f in ["loader.batch_size", "loader.fanout", "loader.num_workers"] {
-            l.missing
-                .push((f.into(), "no NeighborLoader over the training nodes".into()));
+            l.missing.push((
+                f.into(),
+                "no NeighborLoader or NeighborSampler over the training nodes".into(),
+            ));
         }
         return;
     };
+    l.spec.loader.kind = train.kind;
+    l.read(
+        "loader.kind",
+        serde_json::to_value(train.kind).unwrap_or_default(),
+        train.places.clone(),
+    );
     let unknown_splat = train.unknown.iter().any(|u| u.starts_with("**"));
     // An argument absent from a call with no unknown **kwargs has its library default.
     let arg =
@@ -177,11 +185,13 @@ pub fn loaders(l: &mut Ledger, loaders: &[LoaderCall]) {
 
 fn eval_loaders(l: &mut Ledger, loaders: &[LoaderCall]) {
     let evals: Vec<&LoaderCall> = loaders.iter().filter(|c| c.split != Split::Train).collect();
-    let at = evals
-        .iter()
-        .map(|c| c.at.as_str())
-        .collect::<Vec<_>>()
-        .join(", ");
+    let mut places: Vec<&str> = Vec::new();
+    for p in evals.iter().flat_map(|c| c.places.split(", ")) {
+        if !places.contains(&p) {
+            places.push(p);
+        }
+    }
+    let at = places.join(", ");
     let Some(first) = evals.first() else {
         l.spec.loader.eval_loaders = EvalLoaders::None;
         l.read(
@@ -191,11 +201,25 @@ fn eval_loaders(l: &mut Ledger, loaders: &[LoaderCall]) {
         );
         return;
     };
-    let placement = if evals.iter().any(|c| c.placement == EvalLoaders::Resident) {
+    // Layer-wise inference's loader (every node, every neighbour) is the
+    // evaluation: the one the plan sizes, at its own line.
+    // Of several (a subclass's override of the method that builds them),
+    // the one beside the training loader.
+    let file = |c: &LoaderCall| c.at.split(':').next().unwrap_or("").to_string();
+    let train_file = loaders.iter().find(|c| c.split == Split::Train).map(file);
+    let layerwise = evals
+        .iter()
+        .find(|c| c.layerwise && Some(file(c)) == train_file)
+        .or_else(|| evals.iter().find(|c| c.layerwise));
+    let first = layerwise.unwrap_or(first);
+    let placement = if layerwise.is_some() {
+        EvalLoaders::Layerwise
+    } else if evals.iter().any(|c| c.placement == EvalLoaders::Resident) {
         EvalLoaders::Resident
     } else {
         EvalLoaders::OnDemand
     };
+    let at = layerwise.map_or(at, |c| c.places.clone());
     l.spec.loader.eval_loaders = placement;
     l.read("loader.eval_loaders", placement.as_str().into(), at.clone());
     if placement == EvalLoaders::Resident && evals.len() != 2 {
@@ -226,6 +250,7 @@ fn eval_loaders(l: &mut Ledger, loaders: &[LoaderCall]) {
             .get("num_neighbors")
             .and_then(|f| f.value.as_int_list())
             && fan != l.spec.loader.fanout
+            && !c.layerwise
         {
             l.warnings.push(format!(
                 "the evaluation loader at {} samples {fan:?}; headroom plans evaluation batches with the training fanout {:?}",

@@ -1,25 +1,35 @@
-//! Following an sbatch script to the Python program it runs: the `#SBATCH`
-//! directives, the variables the script sets (and `SLURM_*` variables Slurm
-//! will set from the directives), `cd`, and the launch line through its
-//! launchers: `srun`, `mpirun`/`mpiexec`, `torchrun` or `python -m
-//! torch.distributed.run` (`--nproc_per_node`), `accelerate launch`
-//! (`--num_processes`), `env`, then `python [-u] script.py` or `python -m
-//! package.module`. Words are split as the shell splits them (`shlex`), after
-//! `$VAR`, `${VAR}`, `${VAR:-default}` substitution.
+//! Following a launch file (an sbatch script, or any file of shell
+//! commands, with or without a shebang) to every Python program it runs:
+//! the `#SBATCH` directives, the variables it sets (and the `SLURM_*`
+//! variables Slurm sets from the directives), `cd`, launch files it calls
+//! (`bash x.sh "$@"`, `sh`, `source`, `.`, `./x.sh`: their positional
+//! arguments bound), `for` loops (each value planned), and each launch line
+//! through its launchers (launchers.rs). Words are split as the shell splits
+//! them (`shlex`), after `$VAR`, `${VAR:-default}`, `$1`, `"$@"`
+//! substitution (subst.rs). A relative path that is not there from the
+//! directory the file runs in is looked for from the directories above it
+//! (a repository's scripts are often run from its root), and said.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::py::{Found, Value};
+use super::shell::{Item, items};
+use super::subst::{Env, substitute};
 
-/// The Python program an sbatch script runs.
+/// Launch files called from launch files, at most this deep.
+const MAX_DEPTH: usize = 4;
+/// Python runs planned from one launch file, at most (loops multiply them).
+const MAX_RUNS: usize = 64;
+
+/// One Python program a launch file runs.
 #[derive(Debug, Clone)]
 pub struct Launch {
     /// The entry point (`train.py`, or `pkg/mod.py` for `-m pkg.mod`).
     pub script: PathBuf,
     /// The arguments it gets.
     pub argv: Vec<String>,
-    /// `train.sbatch:14`, the launch line.
+    /// `train.sbatch:14`, the launch line (and the lines that called it).
     pub at: String,
     /// Ranks per node the launcher starts, and where that was read.
     pub ranks: Option<Found>,
@@ -31,123 +41,283 @@ pub struct Launch {
     pub cwd: PathBuf,
 }
 
-/// Reads `text` (the sbatch script at `path`); None when no line launches Python.
-pub fn follow(text: &str, path: &Path) -> Option<Launch> {
-    let label = path
-        .file_name()
-        .map_or("script".into(), |n| n.to_string_lossy().to_string());
+/// Everything a launch file runs.
+#[derive(Debug, Clone, Default)]
+pub struct Followed {
+    /// The Python runs, in the order the file runs them.
+    pub runs: Vec<Launch>,
+    /// `#SBATCH` directives of the file itself.
+    pub directives: Vec<(String, String, String)>,
+    /// Variables as the last command left them (the directives' `SLURM_*` too).
+    pub env: HashMap<String, Found>,
+    /// What the reader assumed on the way (a directory guessed for a path).
+    pub notes: Vec<String>,
+    /// A substitution that grew past the limit (the message): reading stopped there.
+    pub error: Option<String>,
+}
+
+/// Reads `text` (the launch file at `path`) and every file it calls.
+pub fn follow_all(text: &str, path: &Path) -> Followed {
     let dir = path
         .parent()
+        .filter(|d| !d.as_os_str().is_empty())
         .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
-    // sbatch runs the script from the submit directory; the script's own
-    // directory is the guess (the usual `cd $SLURM_SUBMIT_DIR` then lands there).
-    let dir = if dir.as_os_str().is_empty() {
-        PathBuf::from(".")
-    } else {
-        dir
-    };
     let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
-    let mut env: HashMap<String, Found> = HashMap::new();
-    let mut directives = Vec::new();
-    let mut cwd = dir.clone();
-    env.insert(
+    let mut w = Walker {
+        out: Followed::default(),
+        top: dir.clone(),
+    };
+    w.out.env.insert(
         "SLURM_SUBMIT_DIR".into(),
         Found::at(Value::Str(dir.display().to_string()), "sbatch"),
     );
-    // Continuation lines keep the line number of their first line.
-    let mut lines: Vec<(usize, String)> = Vec::new();
-    for (n, raw) in text.lines().enumerate() {
-        match lines.last_mut() {
-            Some((_, prev)) if prev.ends_with('\\') => {
-                prev.pop();
-                prev.push(' ');
-                prev.push_str(raw.trim());
+    let mut state = State {
+        env: Env::new(w.out.env.clone()),
+        cwd: dir,
+        label: label_of(path),
+        via: String::new(),
+    };
+    w.walk(&items(text), &mut state, 0);
+    w.out.env = state.env.vars;
+    w.out
+}
+
+/// The first Python run of `text` (the sbatch script at `path`), if any.
+pub fn follow(text: &str, path: &Path) -> Option<Launch> {
+    let f = follow_all(text, path);
+    f.runs.into_iter().next()
+}
+
+fn label_of(path: &Path) -> String {
+    path.file_name()
+        .map_or("script".into(), |n| n.to_string_lossy().to_string())
+}
+
+struct State {
+    env: Env,
+    cwd: PathBuf,
+    label: String,
+    /// ` (called at x.sh:6)` for a file called from another.
+    via: String,
+}
+
+struct Walker {
+    out: Followed,
+    /// The directory of the file given to headroom.
+    top: PathBuf,
+}
+
+impl Walker {
+    fn walk(&mut self, list: &[Item], st: &mut State, depth: usize) {
+        for item in list {
+            if self.out.runs.len() >= MAX_RUNS || self.out.error.is_some() {
+                return;
             }
-            _ => lines.push((n + 1, raw.trim().to_string())),
+            match item {
+                Item::Cmd(c) => self.command(&c.text, c.line, st, depth),
+                Item::For {
+                    line,
+                    var,
+                    words,
+                    body,
+                } => {
+                    let at = format!("{}:{line}", st.label);
+                    let Some(words) = self.subst(words, &st.env, &at) else {
+                        return;
+                    };
+                    let values = split(&words);
+                    for v in values.iter().take(16) {
+                        st.env.set(var, v, &format!("{at} ({var}={v})"));
+                        let via = format!(" ({var}={v}){}", st.via);
+                        let saved = std::mem::replace(&mut st.via, via);
+                        self.walk(body, st, depth);
+                        st.via = saved;
+                    }
+                }
+            }
         }
     }
-    for (n, line) in lines {
-        let at = format!("{label}:{n}");
-        if let Some(rest) = line.strip_prefix("#SBATCH") {
-            let words = shlex::split(rest.split(" #").next().unwrap_or(rest)).unwrap_or_default();
-            for (k, v) in options(&words) {
-                slurm_env(&k, &v, &at, &mut env);
-                directives.push((k, v, at.clone()));
+
+    fn command(&mut self, text: &str, line: usize, st: &mut State, depth: usize) {
+        let at = format!("{}:{line}", st.label);
+        if let Some(rest) = text.strip_prefix("#SBATCH") {
+            if depth == 0 {
+                let words =
+                    shlex::split(rest.split(" #").next().unwrap_or(rest)).unwrap_or_default();
+                for (k, v) in options(&words) {
+                    st.env.slurm(&k, &v, &at);
+                    self.out.directives.push((k, v, at.clone()));
+                }
             }
-            continue;
+            return;
         }
-        if line.starts_with('#') || line.is_empty() {
-            continue;
-        }
-        let line = substitute(&line, &env);
-        let Some(words) = shlex::split(&line) else {
-            continue;
+        let Some(text) = self.subst(text, &st.env, &at) else {
+            return;
         };
-        let words: Vec<String> = words
-            .into_iter()
-            .take_while(|w| !matches!(w.as_str(), "|" | ">" | "&&" | ";" | "2>&1"))
-            .collect();
-        let first = words.first().map(String::as_str).unwrap_or("");
-        let first = first.strip_prefix("export ").unwrap_or(first);
-        if words.len() == 2 && first == "export" {
-            assign(&words[1], &at, &mut env);
+        let words = without_redirections(split(&text));
+        let Some(first) = words.first().map(String::as_str) else {
+            return;
+        };
+        match first {
+            "export" | "declare" | "local" | "readonly" => {
+                for w in &words[1..] {
+                    st.env.assign(w, &at);
+                }
+            }
+            "cd" | "pushd" => {
+                if let Some(d) = words.get(1).filter(|d| !d.starts_with(['$', '-', '~'])) {
+                    st.cwd = self
+                        .existing(&st.cwd, d, &at)
+                        .unwrap_or_else(|| st.cwd.join(d));
+                }
+            }
+            "bash" | "sh" | "zsh" | "source" | "." => {
+                if let Some(i) = words[1..].iter().position(|w| !w.starts_with('-')) {
+                    self.call(&words[i + 1..], first, st, depth, &at);
+                }
+            }
+            w if w.ends_with(".sh") => self.call(&words, "bash", st, depth, &at),
+            _ if words.iter().all(|w| st.env.is_assignment(w)) => {
+                for w in &words {
+                    st.env.assign(w, &at);
+                }
+            }
+            _ => {
+                let at = format!("{at}{}", st.via);
+                if let Some(mut l) =
+                    super::launchers::launch_line(&words, &at, &st.cwd, &st.env.vars)
+                {
+                    if !l.script.exists()
+                        && let Some(rel) = l
+                            .script
+                            .strip_prefix(&st.cwd)
+                            .ok()
+                            .map(|r| r.display().to_string())
+                        && let Some(found) = self.existing(&st.cwd, &rel, &at)
+                    {
+                        // The run starts in the directory the path was found under.
+                        l.cwd = root_of(&found, &rel).unwrap_or(l.cwd);
+                        l.script = found;
+                    }
+                    l.env = st.env.vars.clone();
+                    l.directives = self.out.directives.clone();
+                    self.out.runs.push(l);
+                }
+            }
+        }
+    }
+
+    /// `text` substituted; None (the error kept) once a value grows past the limit.
+    fn subst(&mut self, text: &str, env: &Env, at: &str) -> Option<String> {
+        if self.out.error.is_some() {
+            return None;
+        }
+        match substitute(text, env) {
+            Ok(t) => Some(t),
+            Err(partial) => {
+                let e = crate::limits::exceeded(
+                    &format!("{at}: {}", crate::output::shown_within(&partial, 80)),
+                    "the longest variable",
+                    format!(
+                        "{} bytes after substituting variables",
+                        crate::limits::MAX_VARIABLE_BYTES
+                    ),
+                );
+                self.out.error = Some(e.to_string());
+                None
+            }
+        }
+    }
+
+    /// `bash x.sh a b` / `source x.sh`: the file read with its arguments bound.
+    fn call(&mut self, words: &[String], how: &str, st: &mut State, depth: usize, at: &str) {
+        let Some(file) = words.first() else { return };
+        if depth >= MAX_DEPTH {
+            return;
+        }
+        let Some(path) = self.existing(&st.cwd, file, at) else {
+            self.out
+                .notes
+                .push(format!("{at} runs {file}, which is not there to read"));
+            return;
+        };
+        let Ok(text) = crate::input::read_text(&path, "a launch file", false) else {
+            return;
+        };
+        let mut inner = State {
+            env: st.env.with_positional(&words[1..]),
+            cwd: st.cwd.clone(),
+            label: label_of(&path),
+            via: format!(" (called at {at}{})", st.via),
+        };
+        // The repository's root, when the file was found from a directory above.
+        if let Some(root) = root_of(&path, file) {
+            inner.cwd = root;
+        }
+        self.walk(&items(&text), &mut inner, depth + 1);
+        if matches!(how, "source" | ".") {
+            st.env.vars = inner.env.vars;
+            st.cwd = inner.cwd;
+        }
+    }
+
+    /// `rel` from `cwd`, else from the directories above the launch file
+    /// given to headroom (said in the notes).
+    fn existing(&mut self, cwd: &Path, rel: &str, at: &str) -> Option<PathBuf> {
+        let here = cwd.join(rel);
+        if here.exists() {
+            return Some(here);
+        }
+        let found = self
+            .top
+            .ancestors()
+            .take(5)
+            .map(|a| a.join(rel))
+            .find(|p| p.exists())?;
+        self.out.notes.push(format!(
+            "{at}: {rel} is not there from {}; read {} (as if run from the directory above)",
+            cwd.display(),
+            found.display()
+        ));
+        Some(found)
+    }
+}
+
+/// The directory `rel` was found under, when `path` = that directory + `rel`.
+fn root_of(path: &Path, rel: &str) -> Option<PathBuf> {
+    let n = Path::new(rel).components().count();
+    let root = path.ancestors().nth(n)?;
+    (root.join(rel) == path).then(|| root.to_path_buf())
+}
+
+/// Words as the shell splits them; an unbalanced quote falls back to whitespace.
+fn split(text: &str) -> Vec<String> {
+    shlex::split(text).unwrap_or_else(|| {
+        text.split_whitespace()
+            .map(|w| w.trim_matches(['"', '\'']).to_string())
+            .collect()
+    })
+}
+
+/// Drops `> log`, `2>&1`, `>>out`, `< in` and their targets.
+fn without_redirections(words: Vec<String>) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut skip = false;
+    for w in words {
+        if std::mem::take(&mut skip) {
             continue;
         }
-        if first == "cd" {
-            if let Some(d) = words.get(1) {
-                cwd = cwd.join(d);
+        let op = w.trim_start_matches(|c: char| c.is_ascii_digit() || c == '&');
+        if op.starts_with('>') || op.starts_with('<') {
+            skip = op.trim_start_matches(['>', '<', '&']).is_empty() && !op.ends_with('&');
+            if op.contains(">&") && op.len() > 2 {
+                skip = false;
             }
             continue;
         }
-        if words.len() == 1 && assign(&words[0], &at, &mut env) {
-            continue;
-        }
-        if let Some(launch) = super::launchers::launch_line(&words, &at, &cwd, &env) {
-            return Some(Launch {
-                directives,
-                env,
-                ..launch
-            });
-        }
+        out.push(w);
     }
-    None
-}
-
-/// `NAME=value` into `env`; false when `word` is not an assignment.
-fn assign(word: &str, at: &str, env: &mut HashMap<String, Found>) -> bool {
-    let Some((name, value)) = word.split_once('=') else {
-        return false;
-    };
-    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-        return false;
-    }
-    env.insert(
-        name.to_string(),
-        Found::at(Value::Str(value.to_string()), at),
-    );
-    true
-}
-
-/// The variables Slurm sets from directives the script reads (sbatch(1), "OUTPUT ENVIRONMENT VARIABLES").
-fn slurm_env(key: &str, value: &str, at: &str, env: &mut HashMap<String, Found>) {
-    let mut set = |name: &str, v: String| {
-        env.insert(
-            name.to_string(),
-            Found::at(Value::Str(v), format!("{at} (#SBATCH --{key})")),
-        );
-    };
-    match key {
-        "c" | "cpus-per-task" => set("SLURM_CPUS_PER_TASK", value.to_string()),
-        "ntasks-per-node" => set("SLURM_NTASKS_PER_NODE", value.to_string()),
-        "N" | "nodes" => set("SLURM_JOB_NUM_NODES", value.to_string()),
-        "gres" | "gpus-per-node" | "G" | "gpus" => {
-            let req = super::gres::parse_request(value, key == "gres");
-            if let Some(n) = req.and_then(|r| r.count) {
-                set("SLURM_GPUS_ON_NODE", n.to_string());
-            }
-        }
-        _ => {}
-    }
+    out
 }
 
 /// `--mem=256G`, `--mem 256G`, `-c 8`, `-c8` → (mem, 256G), (c, 8).
@@ -179,99 +349,6 @@ fn options(words: &[String]) -> Vec<(String, String)> {
     out
 }
 
-/// `$VAR`, `${VAR}`, `${VAR:-default}`, `${VAR-default}`, `${VAR:=default}`.
-pub fn substitute(text: &str, env: &HashMap<String, Found>) -> String {
-    let get = |n: &str| match env.get(n).map(|f| &f.value) {
-        Some(Value::Str(s)) => Some(s.clone()),
-        _ => None,
-    };
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(pos) = rest.find('$') {
-        out.push_str(&rest[..pos]);
-        let after = &rest[pos + 1..];
-        if let Some(inner) = after.strip_prefix('{')
-            && let Some(end) = inner.find('}')
-        {
-            let body = &inner[..end];
-            let (name, default) = match body.find([':', '-', '=']) {
-                Some(i) => (
-                    &body[..i],
-                    Some(body[i..].trim_start_matches([':', '-', '='])),
-                ),
-                None => (body, None),
-            };
-            match (get(name), default) {
-                (Some(v), _) => out.push_str(&v),
-                (None, Some(d)) => out.push_str(d),
-                (None, None) => out.push_str(&rest[pos..pos + 2 + end + 1]),
-            }
-            rest = &inner[end + 1..];
-            if out.len() > crate::limits::MAX_VARIABLE_BYTES {
-                break;
-            }
-            continue;
-        }
-        let end = after
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .unwrap_or(after.len());
-        match get(&after[..end]) {
-            Some(v) if end > 0 => out.push_str(&v),
-            _ => {
-                out.push('$');
-                out.push_str(&after[..end]);
-            }
-        }
-        rest = &after[end..];
-        if out.len() > crate::limits::MAX_VARIABLE_BYTES {
-            break;
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn launch(text: &str) -> Launch {
-        follow(text, Path::new("/jobs/run.sbatch")).unwrap()
-    }
-
-    #[test]
-    fn launchers_are_followed_to_the_script() {
-        let l = launch(
-            "#!/bin/bash\n#SBATCH -c 8\n#SBATCH --gres=gpu:a100:4\nBS=${BATCH:-2048}\n\
-            srun --ntasks-per-node=1 torchrun --standalone --nproc_per_node gpu \\\n  src/train.py --batch_size $BS --workers $SLURM_CPUS_PER_TASK\n",
-        );
-        assert_eq!(l.script, PathBuf::from("/jobs/src/train.py"));
-        assert_eq!(l.argv, ["--batch_size", "2048", "--workers", "8"]);
-        assert_eq!(l.at, "run.sbatch:5");
-        assert_eq!(
-            l.ranks.unwrap().value,
-            Value::Int(4),
-            "gpu = the GPUs of the node"
-        );
-        let l = launch("cd code\npython -u -m trainer.main --config 'cfg a.yaml'\n");
-        assert_eq!(l.script, PathBuf::from("/jobs/code/trainer/main.py"));
-        assert_eq!(l.argv, ["--config", "cfg a.yaml"]);
-        let l = launch("accelerate launch --multi_gpu --num_processes 2 train.py\n");
-        assert_eq!(l.ranks.unwrap().value, Value::Int(2));
-        let l = launch("mpirun -np 4 python3 train.py -b 8\n");
-        assert_eq!(l.argv, ["-b", "8"]);
-        let l = launch("python -m torch.distributed.run --nproc-per-node=3 train.py\n");
-        assert_eq!(l.ranks.unwrap().value, Value::Int(3));
-        assert!(follow("#SBATCH --mem=1G\necho hi\n", Path::new("s")).is_none());
-    }
-
-    #[test]
-    fn substitution_takes_defaults_and_leaves_unknowns() {
-        let mut env = HashMap::new();
-        env.insert("A".to_string(), Found::at(Value::Str("1".into()), "s:1"));
-        assert_eq!(
-            substitute("$A ${A} ${B:-7} ${C-x} $D ${E}", &env),
-            "1 1 7 x $D ${E}"
-        );
-    }
-}
+#[path = "launch_tests.rs"]
+mod tests;

@@ -1,6 +1,7 @@
 //! The launchers of a launch line, skipped to the Python entry point:
 //! `srun`, `mpirun`/`mpiexec`, `torchrun`, `python -m torch.distributed.run`
 //! and `.launch`, `accelerate launch`, `env`, `time`, `exec`, `numactl`,
+//! `nohup`, `nice`, `stdbuf`, `taskset`, `VAR=value` prefixes,
 //! their options (with or without a value), and the ranks per node they
 //! start (`--nproc_per_node` (`gpu`/`auto`: the node's GPUs),
 //! `--ntasks-per-node`, `-npernode`, `--num_processes`; `srun` alone: the
@@ -135,7 +136,8 @@ pub(super) fn launch_line(
             });
         }
         match base {
-            "srun" | "mpirun" | "mpiexec" | "torchrun" | "env" | "time" | "exec" | "numactl" => {
+            "srun" | "mpirun" | "mpiexec" | "torchrun" | "env" | "time" | "exec" | "numactl"
+            | "nohup" | "nice" | "stdbuf" | "taskset" | "command" => {
                 i += 1;
                 skip_options(words, &mut i, &mut ranks, &rank_of);
                 // srun starts the job's tasks: --ntasks-per-node of the directives.

@@ -1,20 +1,25 @@
-//! Every `NeighborLoader(...)` the script builds: its arguments (keywords,
-//! `**kwargs` dicts, `num_neighbors` as the second positional argument, as
-//! in PyG's signature `NeighborLoader(data, num_neighbors, input_nodes=None,
-//! ...)`), the split it iterates (`input_nodes=split_idx['train']`, a
-//! `train_mask`, or all nodes for layer-wise inference), and when it exists:
-//! built at module level or in `main` before training it is resident; built
-//! inside an evaluation function, or inside a loop, it is built on demand.
-//! A loader in a branch whose condition is known to be false is skipped.
+//! Every loader the script builds: PyG's `NeighborLoader(...)` and the
+//! legacy `NeighborSampler(...)` (`torch_geometric.loader`/`.data`, by its
+//! import: DGL's and PyG's new `torch_geometric.sampler` class of that name
+//! are samplers, not loaders). A loader call is read once per context it
+//! runs in (loader_context.rs): each call of the function that builds it
+//! (`get_loader(split_idx['valid'])`), each value of a loop over splits.
+//! Its arguments (keywords, `**kwargs` dicts, `num_neighbors`/`sizes` and
+//! `input_nodes`/`node_idx` by position), the split it iterates
+//! (`input_nodes=split_idx['train']`, a `train_mask`, a Lightning
+//! `val_dataloader`, or all nodes for layer-wise inference), and when it
+//! exists: built once before training it is resident; built inside an
+//! evaluation function, or a loop of the training, it is built on demand.
 
 use std::collections::BTreeMap;
 
 use tree_sitter::Node;
 
-use super::eval::Eval;
-use super::index::def_name;
-use super::py::{Found, call_args, callee_name};
-use crate::spec::EvalLoaders;
+use super::eval::{Eval, Locals};
+use super::loader_context::{Context, contexts};
+use super::project::Imported;
+use super::py::{Found, Value, call_args, callee_name};
+use crate::spec::{EvalLoaders, LoaderKind};
 
 /// Which nodes a loader iterates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -42,77 +47,120 @@ impl Split {
     }
 }
 
-/// One NeighborLoader call.
+/// One loader as built in one context.
 #[derive(Debug, Clone)]
 pub struct LoaderCall {
-    /// `train.py:57`.
+    /// `train.py:57` (and the context: `called at train.py:80`).
     pub at: String,
+    /// The places that decide this loader: its line and its call site's.
+    pub places: String,
     /// The variable it is assigned to, if any.
     pub variable: Option<String>,
     /// The nodes it iterates.
     pub split: Split,
     /// When it exists.
     pub placement: EvalLoaders,
-    /// Arguments whose value is known.
+    /// NeighborLoader or the legacy NeighborSampler.
+    pub kind: LoaderKind,
+    /// All nodes, every neighbour: layer-wise inference's loader.
+    pub layerwise: bool,
+    /// Arguments whose value is known (`num_neighbors`, `input_nodes`, ...
+    /// under NeighborLoader's names for both kinds).
     pub args: BTreeMap<String, Found>,
     /// Arguments given but not computable (a call, an unknown name).
     pub unknown: Vec<String>,
 }
 
-/// The loaders of the script, in source order.
+/// The loaders of the script, in source order, one per context.
 pub fn find(ev: &Eval) -> Vec<LoaderCall> {
-    let src = ev.src;
-    ev.index
-        .calls
-        .iter()
-        .filter(|&&c| callee_name(src, c) == "NeighborLoader" && super::reachable(ev, c))
-        .map(|&c| loader(ev, c))
-        .collect()
-}
-
-fn loader<'t>(ev: &Eval<'t>, call: Node<'t>) -> LoaderCall {
-    let src = ev.src;
-    let a = call_args(src, call);
-    let mut args = BTreeMap::new();
-    let mut unknown = Vec::new();
-    let mut written: Vec<(String, Node)> = a.keywords.clone();
-    if let Some(n) = a.positional.get(1) {
-        written.push(("num_neighbors".into(), *n));
-    }
-    if let Some(n) = a.positional.get(2) {
-        written.push(("input_nodes".into(), *n));
-    }
-    for splat in &a.splats {
-        // A dict written as a literal or dict(...) is read entry by entry,
-        // so each argument keeps its own line.
-        if let Some(entries) = splat_entries(ev, *splat) {
-            args.extend(entries);
+    let mut out = Vec::new();
+    for call in ev.calls() {
+        let Some(kind) = kind_of(ev, call) else {
+            continue;
+        };
+        if !super::reachable(ev, call) {
             continue;
         }
-        match ev.eval(*splat) {
-            Some(Found {
-                value: super::py::Value::Dict(entries),
-                from,
-            }) => {
-                for (k, v) in entries {
-                    args.insert(
-                        k,
-                        Found {
-                            value: v,
-                            from: from.clone(),
-                        },
-                    );
-                }
-            }
-            _ => unknown.push(format!("**{}", src.text_of(*splat))),
+        for ctx in contexts(ev, call) {
+            out.push(loader(ev, call, kind, &ctx));
         }
+    }
+    out
+}
+
+/// The loader kind `call` builds, when it builds PyG's.
+fn kind_of<'t>(ev: &Eval<'t>, call: Node<'t>) -> Option<LoaderKind> {
+    let name = callee_name(ev.src(call), call);
+    let kind = match name {
+        "NeighborLoader" => LoaderKind::NeighborLoader,
+        "NeighborSampler" => LoaderKind::NeighborSampler,
+        _ => return None,
+    };
+    let f = call.child_by_field_name("function")?;
+    let text = ev.text(f);
+    let m = ev.project.module_of(call);
+    if ev.class_named(m, name).is_some() {
+        return None; // the script's own class of that name
+    }
+    let path = match f.kind() {
+        "identifier" => match ev.imported(f) {
+            Some(Imported::Library(p)) => p,
+            Some(_) => return None,
+            None => String::new(),
+        },
+        _ => text.to_string(),
+    };
+    let pyg = path.starts_with("torch_geometric.loader")
+        || path.starts_with("torch_geometric.data")
+        || path.starts_with("pyg.loader")
+        || path.starts_with("geometric.loader");
+    match kind {
+        // Unimported (a star import) counts; DGL's and glt's do not.
+        LoaderKind::NeighborLoader => {
+            (path.is_empty() || pyg || path == "NeighborLoader").then_some(kind)
+        }
+        LoaderKind::NeighborSampler => {
+            (pyg || path.is_empty() && !text.contains("dgl")).then_some(kind)
+        }
+    }
+}
+
+fn loader<'t>(ev: &Eval<'t>, call: Node<'t>, kind: LoaderKind, ctx: &Context<'t>) -> LoaderCall {
+    let a = call_args(ev.src(call), call);
+    let mut args = BTreeMap::new();
+    let mut unknown = Vec::new();
+    let rename = |k: &str| -> String {
+        match (kind, k) {
+            (LoaderKind::NeighborSampler, "sizes") => "num_neighbors".into(),
+            (LoaderKind::NeighborSampler, "node_idx") => "input_nodes".into(),
+            (LoaderKind::NeighborSampler, "edge_index") => "data".into(),
+            _ => k.to_string(),
+        }
+    };
+    let mut written: Vec<(String, Node)> =
+        a.keywords.iter().map(|(k, v)| (rename(k), *v)).collect();
+    let positional = match kind {
+        // NeighborLoader(data, num_neighbors, input_nodes, ...)
+        LoaderKind::NeighborLoader => ["data", "num_neighbors", "input_nodes"],
+        // NeighborSampler(edge_index, sizes, node_idx, ...)
+        LoaderKind::NeighborSampler => ["data", "num_neighbors", "input_nodes"],
+    };
+    for (i, n) in a.positional.iter().enumerate().take(3) {
+        written.push((positional[i].to_string(), *n));
+    }
+    for splat in &a.splats {
+        let entries = ev.splat(*splat, &ctx.locals, 0);
+        if entries.is_empty() {
+            unknown.push(format!("**{}", ev.text(*splat)));
+        }
+        args.extend(entries);
     }
     let mut input_nodes_text = None;
     for (k, node) in written {
         if k == "input_nodes" {
-            input_nodes_text = Some(src.text_of(node).to_string());
+            input_nodes_text = Some(bound_text(ev, node, &ctx.locals));
         }
-        match ev.eval(node) {
+        match ev.eval_with(node, &ctx.locals) {
             Some(f) => {
                 args.insert(k, f);
             }
@@ -120,66 +168,69 @@ fn loader<'t>(ev: &Eval<'t>, call: Node<'t>) -> LoaderCall {
             None => {}
         }
     }
-    let variable = ev
-        .index
-        .parent(call)
-        .filter(|p| p.kind() == "assignment")
-        .and_then(|p| p.child_by_field_name("left"))
-        .map(|l| src.text_of(l).to_string());
-    let placement = placement(ev, call);
+    let variable = ctx.variable.clone().or_else(|| {
+        ev.parent(call)
+            .filter(|p| p.kind() == "assignment")
+            .and_then(|p| p.child_by_field_name("left"))
+            .map(|l| ev.text(l).to_string())
+    });
     let mut split = split_of(input_nodes_text.as_deref(), variable.as_deref());
-    // `input_nodes=split_idx[split]` in an evaluation function: an evaluation loader.
-    if split == Split::Train
-        && !input_nodes_text.as_deref().unwrap_or("").contains("train")
-        && !variable.as_deref().unwrap_or("").contains("train")
-        && in_eval_function(ev, call)
-    {
-        split = Split::Val;
+    if let Some(s) = ctx.split {
+        split = s;
     }
+    let fanout = args
+        .get("num_neighbors")
+        .and_then(|f| f.value.as_int_list());
+    // Every node (no input nodes given, whatever the variable is called:
+    // `self.test_loader = NeighborSampler(edge_index, sizes=[-1])`), every
+    // neighbour: layer-wise inference, unless it is the training loader.
+    let every_node = input_nodes_text.as_deref().is_none_or(|t| t == "None");
+    let layerwise = (split == Split::All || (every_node && split != Split::Train))
+        && fanout.is_some_and(|f| !f.is_empty() && f.iter().all(|h| *h < 0));
     LoaderCall {
-        at: src.at(call),
+        at: format!("{}{}", ev.at(call), ctx.describe),
+        places: match &ctx.site {
+            Some(s) => format!("{}, {s}", ev.at(call)),
+            None => ev.at(call),
+        },
         split,
-        placement,
+        placement: ctx.placement,
+        kind,
+        layerwise,
         variable,
         args,
         unknown,
     }
 }
 
-/// The entries of `**name` where `name` is bound to `{...}` or `dict(...)`.
-fn splat_entries<'t>(ev: &Eval<'t>, splat: Node<'t>) -> Option<Vec<(String, Found)>> {
-    let node = match splat.kind() {
-        "identifier" => ev.index.assignment_at(ev.src.text_of(splat), splat)?.value,
-        _ => splat,
-    };
-    let mut out = Vec::new();
-    match node.kind() {
-        "dictionary" => {
-            for pair in super::py::children(node) {
-                match pair.kind() {
-                    "pair" => {}
-                    "comment" => continue,
-                    _ => return None,
-                }
-                let key = pair.child_by_field_name("key")?;
-                let Some(super::py::Value::Str(k)) = ev.eval(key).map(|f| f.value) else {
-                    return None;
-                };
-                out.push((k, ev.eval(pair.child_by_field_name("value")?)?));
-            }
-        }
-        "call" if ev.src.text_of(node.child_by_field_name("function")?) == "dict" => {
-            for (k, v) in call_args(ev.src, node).keywords {
-                out.push((k, ev.eval(v)?));
-            }
-        }
-        _ => return None,
+/// The text `node` stands for: a parameter or loop variable bound in this
+/// context stands for the expression bound to it.
+fn bound_text<'t>(ev: &Eval<'t>, node: Node<'t>, locals: &Locals) -> String {
+    let text = ev.text(node);
+    if node.kind() == "identifier"
+        && let Some(b) = ev_local(ev, text, node, locals)
+    {
+        return match b.value.as_ref().map(|f| &f.value) {
+            _ if !b.text.is_empty() => b.text.clone(),
+            Some(Value::Str(s)) => s.clone(),
+            _ => text.to_string(),
+        };
     }
-    Some(out)
+    // `('paper', mask)`: the node type and its mask.
+    text.to_string()
+}
+
+fn ev_local<'l, 't>(
+    ev: &Eval<'t>,
+    name: &str,
+    node: Node<'t>,
+    locals: &'l Locals,
+) -> Option<&'l super::eval::Binding> {
+    ev.local(name, node, locals)
 }
 
 /// The split by the text of `input_nodes` (the variable name when absent).
-fn split_of(input_nodes: Option<&str>, variable: Option<&str>) -> Split {
+pub(super) fn split_of(input_nodes: Option<&str>, variable: Option<&str>) -> Split {
     let text = match input_nodes {
         Some("None") => return Split::All,
         Some(t) => t,
@@ -197,34 +248,4 @@ fn split_of(input_nodes: Option<&str>, variable: Option<&str>) -> Split {
     } else {
         Split::Train
     }
-}
-
-/// Whether `call` is in a function named for evaluation (`test`, `evaluate`...).
-fn in_eval_function(ev: &Eval, call: Node) -> bool {
-    ev.index.enclosing_function(call).is_some_and(|f| {
-        let name = def_name(ev.src, f).to_ascii_lowercase();
-        ["test", "eval", "valid", "infer", "predict"]
-            .iter()
-            .any(|w| name.contains(w))
-    })
-}
-
-/// Resident when built once before training; on demand when built inside an
-/// evaluation function or a loop (once per epoch or per evaluation).
-fn placement(ev: &Eval, call: Node) -> EvalLoaders {
-    let func = ev.index.enclosing_function(call);
-    if in_eval_function(ev, call) {
-        return EvalLoaders::OnDemand;
-    }
-    let mut cur = ev.index.parent(call);
-    while let Some(n) = cur {
-        if Some(n) == func {
-            break;
-        }
-        if matches!(n.kind(), "for_statement" | "while_statement") {
-            return EvalLoaders::OnDemand;
-        }
-        cur = ev.index.parent(n);
-    }
-    EvalLoaders::Resident
 }

@@ -1,7 +1,9 @@
-//! The zero-spec reader: from an sbatch script (or a training script and
-//! its command line) to the job spec that will really run. The sbatch side
-//! ([`launch`], with `launchers.rs`) follows the launch line to the Python
-//! entry point; the Python side parses the script ([`py`], tree-sitter),
+//! The zero-spec reader: from a launch file (an sbatch script, or any file
+//! of shell commands, [`kind`] decides) or a training script and its command
+//! line to the job spec that will really run. The shell side ([`shell`],
+//! `subst.rs`, [`launch`] with `launchers.rs`) follows the launch file to
+//! every Python run it makes; `directives.rs` reads its `#SBATCH` lines and
+//! `words.rs` its own words when a program is not there; the Python side parses the script ([`py`], tree-sitter),
 //! indexes it ([`index`]), computes values ([`eval`], with `eval_names.rs`
 //! and `eval_call.rs`) from argparse ([`argparse`]), the launch line and a
 //! config file, finds the loaders, model and graph handling ([`loaders`],
@@ -10,55 +12,67 @@
 //! [`gres`].
 
 pub mod argparse;
+mod dataclass_cli;
+pub mod datafile;
+mod dataset_name;
+mod directives;
 pub mod eval;
 mod eval_call;
+mod eval_memo;
 mod eval_names;
+mod eval_params;
+mod eval_return;
+mod eval_self;
 mod fill;
 pub mod graph;
 pub mod gres;
+mod hydra;
 pub mod index;
 pub mod infer;
+pub mod kind;
 pub mod launch;
 mod launchers;
+mod loader_context;
 pub mod loaders;
 pub mod model;
+mod model_origin;
+mod model_shape;
+pub mod project;
 pub mod py;
 mod reading;
 mod report;
+pub mod shell;
+mod subst;
+mod torchfile;
+mod words;
 
-pub use reading::{ScriptReading, read_python, read_sbatch};
+pub use reading::{ScriptReading, read_launch, read_python, read_words};
 pub use report::ScriptReport;
 
 /// What the JOB argument of `plan`/`check` turned out to be.
 pub enum Input {
-    /// A script followed to its training script and read.
-    Read(Box<ScriptReading>),
-    /// An sbatch script whose Python program could not be followed: why.
-    NotFollowed(String),
+    /// A script read: one reading per Python run of a launch file (one for
+    /// a training script given directly).
+    Read(Vec<ScriptReading>),
     /// Not a script (a YAML spec, a profile name).
     NotScript,
 }
 
-/// Reads `job` when it is a Python script (run with `script_args`) or an
-/// sbatch script that launches one.
+/// Reads `job` when it is a Python script (run with `script_args`) or a
+/// launch file of shell commands.
 pub fn load(job: &str, script_args: &[String]) -> crate::error::Result<Input> {
     let path = std::path::Path::new(job);
     if !path.is_file() {
         return Ok(Input::NotScript);
     }
     if job.ends_with(".py") {
-        return Ok(Input::Read(Box::new(read_python(path, script_args)?)));
+        return Ok(Input::Read(vec![read_python(path, script_args)?]));
     }
-    let text = crate::input::read_text(path, "a job spec or sbatch script", false)?;
-    let is_script =
-        text.starts_with("#!") || text.lines().any(|l| l.trim_start().starts_with("#SBATCH"));
-    if !is_script {
-        return Ok(Input::NotScript);
+    let text = crate::input::read_text(path, "a job spec or launch file", false)?;
+    match kind::of(&text, path)? {
+        kind::Kind::Yaml => Ok(Input::NotScript),
+        kind::Kind::Shell => Ok(Input::Read(read_launch(&text, path)?)),
     }
-    Ok(match read_sbatch(&text, path)? {
-        Ok(r) => Input::Read(Box::new(r)),
-        Err(why) => Input::NotFollowed(why),
-    })
 }
 
 use tree_sitter::Node;
@@ -66,13 +80,18 @@ use tree_sitter::Node;
 /// Whether `node` runs: false only inside an `if`/`else` branch whose
 /// condition is known and points the other way (`if args.use_gat:` with
 /// `--use_gat` not given).
-pub fn reachable(ev: &eval::Eval, node: Node) -> bool {
+pub fn reachable<'t>(ev: &eval::Eval<'t>, node: Node<'t>) -> bool {
+    reachable_with(ev, node, &Vec::new())
+}
+
+/// As [`reachable`], the conditions computed with `locals` bound.
+pub fn reachable_with<'t>(ev: &eval::Eval<'t>, node: Node<'t>, locals: &eval::Locals) -> bool {
     let mut child = node;
-    let mut cur = ev.index.parent(node);
+    let mut cur = ev.parent(node);
     while let Some(n) = cur {
         if matches!(n.kind(), "if_statement" | "elif_clause")
             && let Some(cond) = n.child_by_field_name("condition")
-            && let Some(v) = ev.eval(cond)
+            && let Some(v) = ev.eval_with(cond, locals)
         {
             let truth = v.value.truthy();
             let in_consequence = n.child_by_field_name("consequence") == Some(child);
@@ -82,9 +101,16 @@ pub fn reachable(ev: &eval::Eval, node: Node) -> bool {
             }
         }
         child = n;
-        cur = ev.index.parent(n);
+        cur = ev.parent(n);
     }
     true
+}
+
+/// The error for a GPU type no profile fits (`g` says where it was asked for).
+pub fn gpu_unknown(g: &str) -> crate::error::Error {
+    crate::error::Error::bad(format!(
+        "{g}: no GPU profile has that name; give --gpu (a profile such as a100-80gb, or a size such as 64GB)"
+    ))
 }
 
 /// Refuses a reading that leaves a field that matters unknown (unless the
@@ -102,9 +128,7 @@ pub fn settle(
     if let Some(g) = &r.gpu_unknown
         && !gpu_given
     {
-        return Err(Error::bad(format!(
-            "{g}: no GPU profile has that name; give --gpu (a profile such as a100-80gb, or a size such as 64GB)"
-        )));
+        return Err(gpu_unknown(g));
     }
     let missing: Vec<(String, String)> = r
         .missing
@@ -122,7 +146,7 @@ pub fn settle(
     let list = list.join("; ");
     if missing.iter().any(|(f, _)| f == "dataset") {
         return Err(Error::bad(format!(
-            "{source}: the scripts do not say {list}: give --dataset (a profile name); there is no default dataset"
+            "{source}: the scripts do not say {list}: give --dataset (a profile name) or the graph's size (--nodes N --edges E --features F); there is no default dataset"
         )));
     }
     if !assume {

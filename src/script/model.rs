@@ -1,16 +1,18 @@
-//! The model the script trains and its optimizer. PyG's ready-made models
-//! (`GraphSAGE`, `GCN`, `GAT`, `GIN`: `BasicGNN(in_channels,
-//! hidden_channels, num_layers, out_channels, dropout=0.0, ...)`) by their
-//! arguments; a class the script defines by the convolutions its `__init__`
-//! builds (`SAGEConv`, `GCNConv`, `GATConv`, `GINConv`) and the arguments its
-//! constructor call binds to `__init__`'s parameters (hidden, layers, heads,
-//! dropout by name). A class whose layer count is neither a parameter nor a
-//! fixed number of convolutions leaves the layers unknown.
+//! The model the script trains and its optimizer. The model is the one the
+//! optimizer is given (`Adam(model.parameters())`, a LightningModule's
+//! `self.parameters()`), followed back through `.to(device)`, DDP,
+//! `to_hetero(...)`, the script's own helper functions (`model =
+//! get_model(args)`), parameters and `self.model = ...` to its constructor
+//! call; when no optimizer names it, the constructor assigned to `model`.
+//! PyG's ready-made models (`GraphSAGE`, `GCN`, `GAT`, `GIN`, `MLP`:
+//! `BasicGNN(in, hidden, layers, out, ...)`) are read by their arguments;
+//! a class of the project by the convolutions its `__init__` builds
+//! (model_shape.rs). Imported but unused convs do not count.
 
 use tree_sitter::Node;
 
-use super::eval::{Eval, param_name};
-use super::py::{Found, Value, call_args, callee_name, children};
+use super::eval::{Eval, Locals};
+use super::py::{Found, Value, call_args, callee_name};
 use crate::spec::{Conv, Optimizer};
 
 /// What the reader learned about the model.
@@ -22,7 +24,7 @@ pub struct ModelFind {
     pub class: Option<String>,
     /// The layer family, and where it was seen.
     pub conv: Option<(Conv, String)>,
-    /// Hidden channels.
+    /// Hidden channels (per head for attention kinds).
     pub hidden: Option<Found>,
     /// Message-passing layers.
     pub layers: Option<Found>,
@@ -30,186 +32,153 @@ pub struct ModelFind {
     pub heads: Option<Found>,
     /// Dropout probability.
     pub dropout: Option<Found>,
+    /// Relations with their own weights, when counted.
+    pub relations: Option<Found>,
+    /// `to_hetero`/`HeteroConv` over the dataset's own relations (the line).
+    pub hetero_of_dataset: Option<String>,
+    /// A model no spec kind describes (a transformer hybrid...): its line.
+    pub unsized_at: Option<String>,
     /// The optimizer, and where it is built.
     pub optimizer: Option<(Optimizer, String)>,
 }
 
-fn conv_of(name: &str) -> Option<Conv> {
+/// PyG's layer classes and the spec kind each is sized as.
+pub fn conv_of(name: &str) -> Option<Conv> {
     Some(match name {
-        "GraphSAGE" | "SAGEConv" => Conv::Sage,
-        "GCN" | "GCNConv" => Conv::Gcn,
-        "GAT" | "GATConv" | "GATv2Conv" => Conv::Gat,
-        "GIN" | "GINConv" => Conv::Gin,
+        "SAGEConv" | "GraphConv" => Conv::Sage,
+        "GCNConv" | "GCN2Conv" | "ChebConv" | "SGConv" | "LEConv" => Conv::Gcn,
+        "GATConv" => Conv::Gat,
+        "GATv2Conv" => Conv::Gatv2,
+        "TransformerConv" => Conv::Transformer,
+        "GINConv" => Conv::Gin,
+        "GINEConv" => Conv::Gine,
+        "RGCNConv" | "FastRGCNConv" => Conv::Rgcn,
+        "RGATConv" => Conv::Rgat,
         _ => return None,
     })
 }
 
-/// Finds the model constructor (the one assigned to `model` first) and the optimizer.
-pub fn find(ev: &Eval) -> ModelFind {
-    let src = ev.src;
+/// PyG's ready-made models (`torch_geometric.nn.models`).
+pub fn basic_gnn(name: &str) -> Option<Conv> {
+    Some(match name {
+        "GraphSAGE" => Conv::Sage,
+        "GCN" => Conv::Gcn,
+        "GAT" => Conv::Gat,
+        "GIN" => Conv::Gin,
+        _ => return None,
+    })
+}
+
+/// Finds the model the optimizer trains (or the one assigned to `model`) and the optimizer.
+pub fn find<'t>(ev: &Eval<'t>) -> ModelFind {
     let mut out = ModelFind::default();
-    let candidates: Vec<Node> = ev
-        .index
-        .calls
-        .iter()
-        .copied()
-        .filter(|&c| {
-            let name = callee_name(src, c);
-            let known = matches!(name, "GraphSAGE" | "GCN" | "GAT" | "GIN");
-            (known
-                || ev
-                    .index
-                    .classes
-                    .get(name)
-                    .is_some_and(|k| !convs_in(ev, *k).is_empty()))
-                && super::reachable(ev, c)
-        })
-        .collect();
-    let assigned_to_model = |c: &&Node| {
-        ev.index
-            .parent(**c)
-            .and_then(|p| p.child_by_field_name("left"))
-            .is_some_and(|l| src.text_of(l) == "model")
+    // The optimizer that trains a GNN; else the first one built.
+    let optimizers = optimizer_calls(ev);
+    let trains_gnn = |o: &super::model_origin::Origin<'t>| {
+        let name = callee_name(ev.src(o.call), o.call);
+        basic_gnn(name).is_some()
+            || name == "Sequential"
+            || o.class
+                .or_else(|| ev.class_of_call(o.call))
+                .is_some_and(|c| super::model_shape::builds_layers(ev, c))
     };
-    if let Some(&call) = candidates
+    let mut chosen = optimizers
         .iter()
-        .find(assigned_to_model)
-        .or(candidates.first())
-    {
-        read_call(ev, call, &mut out);
+        .find_map(|(opt, call)| {
+            let o = super::model_origin::trained(ev, *call)?;
+            trains_gnn(&o).then_some((*opt, *call, Some(o)))
+        })
+        .or_else(|| {
+            optimizers
+                .first()
+                .map(|(opt, call)| (*opt, *call, super::model_origin::trained(ev, *call)))
+        });
+    if let Some((opt, call, _)) = &chosen {
+        out.optimizer = Some((*opt, ev.at(*call)));
     }
-    for &c in &ev.index.calls {
-        let f = c
-            .child_by_field_name("function")
-            .map_or("", |f| src.text_of(f));
-        if !f.contains("optim") || out.optimizer.is_some() {
+    let origin = chosen.as_mut().and_then(|c| c.2.take()).or_else(|| {
+        fallback(ev).map(|call| super::model_origin::Origin {
+            call,
+            class: None,
+            locals: Vec::new(),
+            hetero: None,
+        })
+    });
+    if let Some(o) = origin {
+        super::model_shape::describe(ev, &o, &mut out);
+    }
+    out
+}
+
+/// The optimizers the script builds (`torch.optim.Adam(...)`), in order.
+fn optimizer_calls<'t>(ev: &Eval<'t>) -> Vec<(Optimizer, Node<'t>)> {
+    let mut out = Vec::new();
+    for c in ev.calls() {
+        let f = c.child_by_field_name("function").map_or("", |f| ev.text(f));
+        let name = callee_name(ev.src(c), c);
+        if !(f.contains("optim") || matches!(name, "Adam" | "AdamW")) {
             continue;
         }
-        let args = call_args(src, c);
+        let args = call_args(ev.src(c), c);
         let momentum = args.keywords.iter().any(|(k, v)| {
             k == "momentum" && ev.eval(*v).is_some_and(|m| m.value.as_float() != Some(0.0))
         });
-        let opt = match callee_name(src, c) {
-            "Adam" => Optimizer::Adam,
+        let opt = match name {
+            "Adam" | "SparseAdam" => Optimizer::Adam,
             "AdamW" => Optimizer::Adamw,
             "SGD" if momentum => Optimizer::Momentum,
             "SGD" => Optimizer::Sgd,
             _ => continue,
         };
-        out.optimizer = Some((opt, src.at(c)));
+        if super::reachable(ev, c) {
+            out.push((opt, c));
+        }
     }
     out
 }
 
-fn read_call<'t>(ev: &Eval<'t>, call: Node<'t>, out: &mut ModelFind) {
-    let src = ev.src;
-    let class = callee_name(src, call).to_string();
-    let args = call_args(src, call);
-    out.at = Some(src.at(call));
-    let kw = |names: &[&str]| -> Option<Found> {
-        let (_, v) = args
-            .keywords
-            .iter()
-            .find(|(k, _)| names.contains(&k.as_str()))?;
-        ev.eval(*v)
-    };
-    const HIDDEN: &[&str] = &[
-        "hidden_channels",
-        "hidden",
-        "hidden_dim",
-        "hidden_size",
-        "nhid",
-        "hid_dim",
-    ];
-    const LAYERS: &[&str] = &["num_layers", "n_layers", "layers", "nlayers"];
-    const HEADS: &[&str] = &["heads", "num_heads", "n_heads"];
-    // A class the script defines wins over PyG's model of the same name
-    // (OGB's examples define their own `GCN` and `SAGE`).
-    if let (false, Some(conv)) = (ev.index.classes.contains_key(&class), conv_of(&class)) {
-        // BasicGNN(in_channels, hidden_channels, num_layers, out_channels, ...)
-        out.conv = Some((conv, src.at(call)));
-        let pos = |i: usize| args.positional.get(i).and_then(|n| ev.eval(*n));
-        out.hidden = kw(HIDDEN).or_else(|| pos(1));
-        out.layers = kw(LAYERS).or_else(|| pos(2));
-        out.heads = kw(HEADS);
-        out.dropout = kw(&["dropout"]);
-        out.class = Some(class);
-        return;
-    }
-    let Some(&def) = ev.index.classes.get(&class) else {
-        return;
-    };
-    out.class = Some(class);
-    let convs = convs_in(ev, def);
-    if let Some(&(conv, first)) = convs.first() {
-        out.conv = Some((conv, src.at(first)));
-    }
-    let Some(init) = init_of(ev, def) else { return };
-    let params: Vec<&str> = init
-        .child_by_field_name("parameters")
-        .map(|p| {
-            children(p)
-                .into_iter()
-                .filter_map(|n| param_name(src, n))
-                .collect()
+/// Without an optimizer to follow: a constructor of a PyG model or of a
+/// project class that builds convs, the one assigned to `model` first.
+fn fallback<'t>(ev: &Eval<'t>) -> Option<Node<'t>> {
+    let candidates: Vec<Node<'t>> = ev
+        .calls()
+        .filter(|&c| {
+            let known = basic_gnn(callee_name(ev.src(c), c)).is_some();
+            (known
+                || ev
+                    .class_of_call(c)
+                    .is_some_and(|k| super::model_shape::builds_layers(ev, k)))
+                && super::reachable(ev, c)
         })
-        .unwrap_or_default();
-    // The value bound to the __init__ parameter named one of `names`.
-    let bound = |names: &[&str]| -> Option<Found> {
-        if let Some(f) = kw(names) {
-            return Some(f);
-        }
-        let i = params.iter().position(|p| names.contains(p))?;
-        let node = args.positional.get(i.checked_sub(1)?)?;
-        ev.eval(*node)
+        .collect();
+    let assigned_to_model = |c: &&Node<'t>| {
+        ev.parent(**c)
+            .and_then(|p| p.child_by_field_name("left"))
+            .is_some_and(|l| ev.text(l) == "model")
     };
-    out.hidden = bound(HIDDEN);
-    out.heads = bound(HEADS);
-    out.dropout = bound(&["dropout", "p_dropout", "drop"]);
-    out.layers = bound(LAYERS).or_else(|| {
-        // A fixed stack: as many convolutions as __init__ builds, none in a loop.
-        let in_loop = convs.iter().any(|(_, n)| in_loop(ev, *n, def));
-        (!in_loop && !convs.is_empty())
-            .then(|| Found::at(Value::Int(convs.len() as i64), src.at(def)))
-    });
-}
-
-/// The convolution constructor calls in class `def`.
-fn convs_in<'t>(ev: &Eval<'t>, def: Node<'t>) -> Vec<(Conv, Node<'t>)> {
-    ev.index
-        .calls
+    candidates
         .iter()
-        .filter(|c| c.start_byte() >= def.start_byte() && c.end_byte() <= def.end_byte())
-        .filter_map(|&c| Some((conv_of(callee_name(ev.src, c))?, c)))
-        .collect()
+        .find(assigned_to_model)
+        .or(candidates.first())
+        .copied()
 }
 
-fn init_of<'t>(ev: &Eval<'t>, def: Node<'t>) -> Option<Node<'t>> {
-    let body = def.child_by_field_name("body")?;
-    children(body).into_iter().find_map(|n| {
-        let f = if n.kind() == "decorated_definition" {
-            n.child_by_field_name("definition")?
-        } else {
-            n
-        };
-        (f.kind() == "function_definition" && super::index::def_name(ev.src, f) == "__init__")
-            .then_some(f)
-    })
+/// A keyword argument of `call` named one of `names`, computed with `locals`.
+pub fn keyword<'t>(
+    ev: &Eval<'t>,
+    call: Node<'t>,
+    names: &[&str],
+    locals: &Locals,
+) -> Option<Found> {
+    let args = call_args(ev.src(call), call);
+    let (_, v) = args
+        .keywords
+        .iter()
+        .find(|(k, _)| names.contains(&k.as_str()))?;
+    ev.eval_with(*v, locals)
 }
 
-fn in_loop<'t>(ev: &Eval<'t>, node: Node<'t>, stop: Node<'t>) -> bool {
-    let mut cur = ev.index.parent(node);
-    while let Some(n) = cur {
-        if n == stop {
-            return false;
-        }
-        if matches!(
-            n.kind(),
-            "for_statement" | "while_statement" | "list_comprehension"
-        ) {
-            return true;
-        }
-        cur = ev.index.parent(n);
-    }
-    false
+/// Whether `v` is a count that can size a model.
+pub fn positive(v: &Found) -> bool {
+    matches!(v.value, Value::Int(i) if i > 0)
 }

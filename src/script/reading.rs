@@ -9,12 +9,10 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use super::directives;
 use super::eval::Eval;
-use super::gres::{GpuName, parse_request, profile_for};
-use super::index::Index;
 use super::infer::{Assumed, Inferred, Ledger};
-use super::launch::follow;
-use super::py::{Found, Source, Value};
+use super::py::{Found, Value};
 use crate::error::{Error, Result};
 use crate::spec::JobSpec;
 use crate::units::Bytes;
@@ -62,139 +60,124 @@ pub struct ScriptReading {
     pub warnings: Vec<String>,
 }
 
-/// Reads the sbatch script `text` at `path` and the Python program it
-/// launches. `Ok(Err(why))` when there is no program to follow (no Python
-/// launch line, or its script is not there).
-pub fn read_sbatch(text: &str, path: &Path) -> Result<std::result::Result<ScriptReading, String>> {
-    let Some(launch) = follow(text, path) else {
-        return Ok(Err("no line of the script launches Python".into()));
-    };
-    if !launch.script.is_file() {
-        return Ok(Err(format!(
-            "{} launches {}, which is not there to read",
-            launch.at,
-            launch.script.display()
-        )));
+/// Reads the launch file `text` at `path` (an sbatch script or any file of
+/// shell commands) and the Python program of each run it makes; a run whose
+/// program is not there is read by the launch file's own words (words.rs).
+pub fn read_launch(text: &str, path: &Path) -> Result<Vec<ScriptReading>> {
+    let f = super::launch::follow_all(text, path);
+    if let Some(e) = f.error.clone() {
+        return Err(Error::bad(e));
     }
-    let mut r = read(
-        &launch.script,
-        &launch.argv,
-        Some(&launch.at),
-        launch.env.clone(),
-        Some(&launch.cwd),
+    let source = path.display().to_string();
+    if f.runs.is_empty() {
+        return Ok(vec![words_reading(&f, None, &source)?]);
+    }
+    let mut out = Vec::new();
+    for run in &f.runs {
+        if !run.script.is_file() {
+            out.push(words_reading(&f, Some(run), &source)?);
+            continue;
+        }
+        let mut r = read(
+            &run.script,
+            &run.argv,
+            Some(&run.at),
+            run.env.clone(),
+            Some(&run.cwd),
+        )?;
+        r.launch = Some(run.at.clone());
+        r.warnings.extend(f.notes.iter().cloned());
+        let mut l = ledger(&r);
+        directives::apply(
+            &mut l,
+            &mut r.gpu_unknown,
+            &run.directives,
+            run.ranks.as_ref(),
+            &source,
+        )?;
+        out.push(merge(r, l));
+    }
+    Ok(out)
+}
+
+/// The launch file at `path` read by its own words only (its first run's
+/// python arguments and its variables), whether or not the program is there.
+pub fn read_words(text: &str, path: &Path) -> Result<ScriptReading> {
+    let f = super::launch::follow_all(text, path);
+    if let Some(e) = f.error.clone() {
+        return Err(Error::bad(e));
+    }
+    words_reading(&f, f.runs.first(), &path.display().to_string())
+}
+
+fn words_reading(
+    f: &super::launch::Followed,
+    run: Option<&super::launch::Launch>,
+    source: &str,
+) -> Result<ScriptReading> {
+    let label = Path::new(source)
+        .file_name()
+        .map_or(source.to_string(), |n| n.to_string_lossy().to_string());
+    let (argv, at, env, dirs) = match run {
+        Some(r) => (&r.argv[..], r.at.as_str(), &r.env, &r.directives),
+        None => (&[][..], label.as_str(), &f.env, &f.directives),
+    };
+    let l = super::words::read(argv, at, env, source)?;
+    let mut r = from_words(l, source, run.map(|r| r.at.as_str()));
+    r.warnings.push(match run {
+        Some(run) => format!(
+            "{} launches {}, which is not there to read: only the launch file's own words were read; the model and the loaders' placement are defaults",
+            run.at,
+            run.script.display()
+        ),
+        None => format!(
+            "no line of {label} launches Python: only its own words were read; the model and the loaders' placement are defaults"
+        ),
+    });
+    r.warnings.extend(f.notes.iter().cloned());
+    let mut l = ledger(&r);
+    directives::apply(
+        &mut l,
+        &mut r.gpu_unknown,
+        dirs,
+        run.and_then(|r| r.ranks.as_ref()),
+        source,
     )?;
-    r.launch = Some(launch.at.clone());
-    let mut l = Ledger {
+    Ok(merge(r, l))
+}
+
+/// An empty ledger over the reading's job, for the directives.
+fn ledger(r: &ScriptReading) -> Ledger {
+    Ledger {
         spec: r.job.clone(),
         inferred: vec![],
         assumed: vec![],
         missing: vec![],
         warnings: vec![],
-    };
-    // Memory, CPUs and ranks as the plain sbatch path reads them (Slurm's
-    // units, --mem-per-cpu/--mem-per-gpu products, --mem=0 left for
-    // --node-mem); GPU names here, with the line each came from.
-    let pairs: Vec<(String, String)> = launch
-        .directives
-        .iter()
-        .map(|(k, v, _)| (k.clone(), v.clone()))
-        .collect();
-    let (request, notes) = crate::spec::slurm_request::read(&pairs, &path.display().to_string())?;
-    l.warnings.extend(notes);
-    let at_of = |keys: &[&str]| {
-        launch
-            .directives
-            .iter()
-            .rev()
-            .find(|(k, _, _)| keys.contains(&k.as_str()))
-            .map(|(k, v, at)| (k.clone(), v.clone(), at.clone()))
-    };
-    if let Some(host) = request.host {
-        l.spec.budget.host = Some(host);
-        if let Some((k, v, at)) = at_of(&["mem", "mem-per-cpu", "mem-per-gpu"]) {
-            // --mem as written; a per-CPU or per-GPU request as its product.
-            let shown = if k == "mem" {
-                v
-            } else {
-                crate::units::fmt_bytes(host.0)
-            };
-            l.read("budget.host", shown.into(), at);
-        }
     }
-    if let Some(c) = request.cpus_per_task {
-        l.spec.cpus = Some(c);
-        if let Some((_, _, at)) = at_of(&["c", "cpus-per-task"]) {
-            l.read("cpus", c.into(), at);
-        }
-    }
-    // A launcher's own count (torchrun --nproc_per_node) decides the ranks.
-    if let Some(n) = request.ranks_per_node.filter(|_| launch.ranks.is_none()) {
-        l.spec.ranks_per_node = n;
-        if let Some((_, _, at)) = at_of(&["ntasks-per-node", "ntasks", "n"]) {
-            l.read("ranks_per_node", n.into(), at);
-        }
-    }
-    for (key, value, at) in &launch.directives {
-        directive(&mut l, &mut r.gpu_unknown, key, value, at)?;
-    }
-    if let Some(f) = &launch.ranks
-        && let Some(n) = f.value.as_int().and_then(|n| u32::try_from(n).ok())
-    {
-        l.spec.ranks_per_node = n;
-        l.read("ranks_per_node", n.into(), f.origin());
-    }
+}
+
+fn merge(mut r: ScriptReading, l: Ledger) -> ScriptReading {
     r.job = l.spec;
     r.inferred.extend(l.inferred);
     r.assumed.extend(l.assumed);
     r.warnings.extend(l.warnings);
-    Ok(Ok(r))
+    r
 }
 
-fn directive(
-    l: &mut Ledger,
-    unknown: &mut Option<String>,
-    key: &str,
-    value: &str,
-    at: &str,
-) -> Result<()> {
-    match key {
-        "gres" | "gpus" | "G" | "gpus-per-node" | "gpus-per-task" => {
-            let Some(req) = parse_request(value, key == "gres") else {
-                return Ok(());
-            };
-            let Some(written) = req.written else {
-                l.assume(
-                    "budget.gpu",
-                    serde_json::Value::Null,
-                    format!(
-                        "{at} asks for GPUs without naming a type: give --gpu to check GPU memory"
-                    ),
-                );
-                return Ok(());
-            };
-            match profile_for(&written) {
-                GpuName::Exact(p) => {
-                    l.read(
-                        "budget.gpu",
-                        p.clone().into(),
-                        format!("{at} (--{key}={value})"),
-                    );
-                    l.spec.budget.gpu = Some(p);
-                }
-                GpuName::Assumed(p, why) => {
-                    l.assume("budget.gpu", p.clone().into(), format!("{at}: {why}"));
-                    l.spec.budget.gpu = Some(p);
-                }
-                GpuName::Unknown => {
-                    *unknown = Some(format!(
-                        "{at} asks for GPU type '{written}' (--{key}={value})"
-                    ))
-                }
-            }
-        }
-        _ => {}
+/// The reading of a launch file by its own words.
+fn from_words(l: Ledger, source: &str, at: Option<&str>) -> ScriptReading {
+    ScriptReading {
+        job: l.spec,
+        script: source.to_string(),
+        launch: at.map(str::to_string),
+        loaders: vec![],
+        inferred: l.inferred,
+        assumed: l.assumed,
+        missing: l.missing,
+        gpu_unknown: None,
+        warnings: l.warnings,
     }
-    Ok(())
 }
 
 /// Reads the training script at `path` run with `argv`.
@@ -210,15 +193,23 @@ fn read(
     cwd: Option<&Path>,
 ) -> Result<ScriptReading> {
     let text = crate::input::read_text(path, "a Python training script", false)?;
-    let src = Source::parse(path, text)?;
-    let index = Index::build(&src);
+    let sources = super::project::load(path, text, cwd)?;
+    let project = super::project::Project::new(&sources);
+    let src = &sources.list[0];
+    let index = &project.indexes[0];
+    let dir = path
+        .parent()
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
     let mut ev = Eval {
-        src: &src,
-        index: &index,
+        project: &project,
         args: HashMap::new(),
         config: None,
-        config_text: None,
+        config_files: Vec::new(),
+        config_groups: HashMap::new(),
         env,
+        cwd: cwd.map_or(dir, Path::to_path_buf),
+        steps: std::cell::Cell::new(0),
+        memo: Default::default(),
     };
     let defs = super::argparse::definitions(&ev);
     let cmdline = launch_at.map_or_else(|| "the command line".to_string(), str::to_string);
@@ -249,8 +240,13 @@ fn read(
         ));
     }
     if let Some((found, text)) = config(&ev, path, cwd)? {
+        let label = found.origin();
         ev.config = Some(found);
-        ev.config_text = Some(text);
+        ev.config_files.push((label, text));
+    } else if let Some(h) = super::hydra::config(&ev, argv)? {
+        ev.config = Some(h.config);
+        ev.config_files = h.files;
+        ev.config_groups = h.groups;
     }
     let loaders = super::loaders::find(&ev);
     let graph = super::graph::find(&ev);
@@ -331,7 +327,7 @@ fn config(ev: &Eval, script: &Path, cwd: Option<&Path>) -> Result<Option<(Found,
     let Some(path) = path else {
         return Err(Error::bad(format!(
             "{}: the config file '{}' (--{dest}, {}) is not there to read",
-            ev.src.label,
+            ev.main().label,
             crate::output::shown(rel),
             f.origin()
         )));

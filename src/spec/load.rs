@@ -59,14 +59,13 @@ pub fn load(arg: &str) -> Result<Loaded> {
     Err(profiles::unknown("job, file or dataset", arg, known))
 }
 
-/// Parses text that is either an sbatch script or a YAML job spec.
+/// Parses text that is either a launch file (read by its own words) or a
+/// YAML job spec, decided as `plan` decides (script/kind.rs).
 pub fn from_text(text: &str, source: &str) -> Result<Loaded> {
     if text.trim().is_empty() {
         return Err(Error::bad(format!("{source} is empty")));
     }
-    let looks_like_script =
-        text.starts_with("#!") || text.lines().any(|l| l.trim_start().starts_with("#SBATCH"));
-    if looks_like_script {
+    if crate::script::kind::of(text, Path::new(source))? == crate::script::kind::Kind::Shell {
         let (spec, warnings) = sbatch::parse(text, source)?;
         return Ok(Loaded {
             spec,
@@ -74,7 +73,6 @@ pub fn from_text(text: &str, source: &str) -> Result<Loaded> {
             warnings,
         });
     }
-    super::yaml_depth::check(text, source)?;
     let spec = parse_yaml(text, source)?;
     Ok(Loaded {
         spec,

@@ -23,6 +23,8 @@ pub enum ModelKind {
         hidden: u64,
         /// Attention heads.
         heads: u32,
+        /// Relations with their own weights (1: a homogeneous model).
+        relations: u32,
     },
     /// Any model, by parameters and bytes per sample.
     Generic {
@@ -56,6 +58,8 @@ pub struct Job {
     pub eval_num_workers: Option<u32>,
     /// Each epoch also evaluates on the train loader.
     pub evaluate_train: bool,
+    /// NeighborLoader or the legacy NeighborSampler (adjacency-only batches).
+    pub loader_kind: LoaderKind,
     /// Hidden layers are followed by dropout with p > 0 (its output and mask kept).
     pub dropout: bool,
     /// How the dataset is loaded.
@@ -169,11 +173,16 @@ impl Job {
                 check((1..=64).contains(&m.heads), || {
                     format!("heads {} is not in 1..64", m.heads)
                 })?;
+                let relations = m.relations.unwrap_or(1);
+                check((1..=1024).contains(&relations), || {
+                    format!("relations {relations} is not in 1..1024")
+                })?;
                 ModelKind::Gnn {
                     conv: m.conv,
                     layers: m.layers,
                     hidden: m.hidden,
                     heads: m.heads,
+                    relations,
                 }
             }
         };
@@ -205,6 +214,7 @@ impl Job {
             eval_batch_size: l.eval_batch_size,
             eval_num_workers: l.eval_num_workers,
             evaluate_train: l.evaluate_train,
+            loader_kind: l.kind,
             dropout: spec.model.dropout.is_none_or(|p| p > 0.0),
             load: spec.load.clone(),
             device: spec.device,

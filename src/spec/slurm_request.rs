@@ -76,6 +76,10 @@ pub fn read(directives: &[(String, String)], source: &str) -> Result<(Request, V
         let n = ntasks?;
         if nodes == Some(1) {
             Some(n)
+        } else if let Some(k) = nodes.filter(|k| *k > 1) {
+            // Slurm fills nodes in blocks: the fullest node holds ceil(n/k)
+            // tasks, and the node's memory must hold them.
+            Some(n.div_ceil(k))
         } else {
             if n > 1 {
                 notes.push(format!(
@@ -203,6 +207,12 @@ mod tests {
     fn ntasks_is_per_node_only_on_one_node() {
         let (r, _) = req(&[("ntasks", "4"), ("nodes", "1")]).unwrap();
         assert_eq!(r.ranks_per_node, Some(4));
+        let (r, _) = req(&[("ntasks", "5"), ("nodes", "2")]).unwrap();
+        assert_eq!(
+            r.ranks_per_node,
+            Some(3),
+            "the fullest of two nodes holds 3 of 5"
+        );
         let (r, notes) = req(&[("ntasks", "4")]).unwrap();
         assert_eq!(r.ranks_per_node, None);
         assert!(notes[0].contains("spread"), "{notes:?}");

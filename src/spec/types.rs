@@ -126,6 +126,48 @@ pub enum Conv {
     Gat,
     /// GIN (sum aggregation, 2-layer MLP).
     Gin,
+    /// GATv2 (dynamic attention: source and target projections, scored after the sum).
+    Gatv2,
+    /// TransformerConv (query, key, value and skip projections per head).
+    Transformer,
+    /// GINE (GIN with edge features added to the messages).
+    Gine,
+    /// R-GCN (one weight per relation and a root weight).
+    Rgcn,
+    /// R-GAT (attention with one projection per relation).
+    Rgat,
+    /// No message passing: linear layers over each node's features.
+    Mlp,
+}
+
+impl Conv {
+    /// The kind whose host-side batch terms (estimate/heap_share.rs) stand
+    /// for this one, until they are derived for it: attention kinds as GAT,
+    /// GINE as GIN, R-GCN and the MLP as GCN (one weight per layer, no
+    /// per-edge attention).
+    pub fn family(self) -> Conv {
+        match self {
+            Conv::Gatv2 | Conv::Transformer | Conv::Rgat => Conv::Gat,
+            Conv::Gine => Conv::Gin,
+            Conv::Rgcn | Conv::Mlp => Conv::Gcn,
+            c => c,
+        }
+    }
+}
+
+/// Which PyG loader samples the training batches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, Default)]
+#[serde(rename_all = "snake_case")]
+#[clap(rename_all = "snake_case")]
+pub enum LoaderKind {
+    /// `torch_geometric.loader.NeighborLoader`: batches carry the sampled
+    /// nodes' features and labels, gathered in the worker.
+    #[default]
+    NeighborLoader,
+    /// The legacy `NeighborSampler` (`torch_geometric.loader`/`.data`):
+    /// batches carry the sampled adjacency only (n_id and one edge_index per
+    /// hop); the training loop indexes the features in the main process.
+    NeighborSampler,
 }
 
 /// Optimizers by the state they keep per parameter.
@@ -171,6 +213,10 @@ pub struct ModelSpec {
     /// Attention heads (GAT).
     #[serde(default = "one")]
     pub heads: u32,
+    /// Relations with their own weights (`to_hetero`, `HeteroConv`, R-GCN,
+    /// R-GAT): the parameters of each layer are kept once per relation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relations: Option<u32>,
     /// Optimizer.
     #[serde(default)]
     pub optimizer: Optimizer,
@@ -200,6 +246,7 @@ impl Default for ModelSpec {
             layers: 2,
             hidden: 256,
             heads: 1,
+            relations: None,
             optimizer: Optimizer::Adam,
             params: None,
             activation_bytes_per_sample: None,
@@ -253,6 +300,9 @@ impl std::fmt::Display for EvalLoaders {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LoaderSpec {
+    /// NeighborLoader or the legacy NeighborSampler.
+    #[serde(default)]
+    pub kind: LoaderKind,
     /// Seed nodes per batch.
     #[serde(default = "default_batch")]
     pub batch_size: u64,

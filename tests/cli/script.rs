@@ -64,7 +64,10 @@ fn pyg_products_example_is_read_from_its_sbatch_script() {
     assert_eq!(job["model"]["hidden"], 256);
     assert_eq!(job["cpus"], 12);
     assert_eq!(inferred(&r, "dataset").1, "ogbn_products_sage.py:15");
-    assert_eq!(inferred(&r, "model.layers").1, "ogbn_products_sage.py:64");
+    // num_layers=3 at the constructor, then the convs it builds.
+    let (layers, from) = inferred(&r, "model.layers");
+    assert_eq!(layers, json!(3));
+    assert!(from.starts_with("ogbn_products_sage.py:64, "), "{from}");
     assert_eq!(
         inferred(&r, "epochs"),
         (json!(20), "ogbn_products_sage.py:101".into())
@@ -85,7 +88,14 @@ fn pyg_products_example_is_read_from_its_sbatch_script() {
         warnings.contains("ogbn_products_sage.py:18 moves the whole graph to the GPU"),
         "{warnings}"
     );
-    assert!(warnings.contains("samples [-1]"), "{warnings}");
+    // The all-node, all-neighbour loader is layer-wise inference: the
+    // evaluation, read at its own line (not a training-fanout warning).
+    assert!(!warnings.contains("samples [-1]"), "{warnings}");
+    assert_eq!(
+        inferred(&r, "loader.eval_loaders"),
+        (json!("layerwise"), "ogbn_products_sage.py:25".into())
+    );
+    assert_eq!(plan["settings"]["eval_loaders"], "layerwise");
 }
 
 #[test]
@@ -148,12 +158,13 @@ fn torchrun_ddp_script_binds_arguments_through_a_function_and_a_kwargs_dict() {
         .iter()
         .map(|l| l["at"].as_str().unwrap())
         .collect();
+    // Built in run_train, which mp.spawn starts at line 106: each says so.
     assert_eq!(
         loaders,
         [
-            "papers100m_gcn.py:33",
-            "papers100m_gcn.py:36",
-            "papers100m_gcn.py:38"
+            "papers100m_gcn.py:33 (called at papers100m_gcn.py:106)",
+            "papers100m_gcn.py:36 (called at papers100m_gcn.py:106)",
+            "papers100m_gcn.py:38 (called at papers100m_gcn.py:106)"
         ]
     );
     assert_eq!(job["loader"]["eval_loaders"], "resident");
@@ -252,22 +263,15 @@ fn what_the_scripts_do_not_say_is_refused_by_name_not_defaulted() {
         "{err}"
     );
     assert!(err.contains("--dataset"), "{err}");
-    let err = refused(&["check", &s, "--gpu", "64GB", "--dataset", "ogbn-products"]);
+    // get_num_workers(1) returns len(os.sched_getaffinity(0)) / 2: the 16
+    // CPUs of the task (#SBATCH --cpus-per-task) halved.
+    let r = check_json(&[&s, "--gpu", "64GB", "--dataset", "ogbn-products"]);
+    let (workers, from) = inferred(&r, "loader.num_workers");
+    assert_eq!(workers, json!(8));
     assert!(
-        err.contains("num_workers at train_custom.py:30") && err.contains("--assume-defaults"),
-        "{err}"
+        from.contains("run.sbatch:3") && from.contains("train_custom.py:"),
+        "{from}"
     );
-    let r = check_json(&[
-        &s,
-        "--gpu",
-        "64GB",
-        "--dataset",
-        "ogbn-products",
-        "--assume-defaults",
-    ]);
-    let w = assumed(&r, "loader.num_workers").unwrap();
-    assert_eq!(w["value"], 0);
-    assert!(w["why"].as_str().unwrap().starts_with("--assume-defaults"));
     assert_eq!(
         inferred(&r, "loader.batch_size"),
         (json!(4096), "run.sbatch:5".into())
@@ -322,7 +326,7 @@ fn an_sbatch_script_whose_python_file_is_absent_says_so() {
         "--format",
         "json",
     ]));
-    let warnings = r["warnings"].to_string();
+    let warnings = r["plan"]["warnings"].to_string();
     assert!(warnings.contains("not there to read"), "{warnings}");
 }
 

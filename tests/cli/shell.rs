@@ -55,7 +55,7 @@ fn bash_completes_profile_names_and_files_where_an_argument_takes_them() {
     let sim = bash_completes(&["headroom", "simulate-alloc", "--gpu", "h1"], d);
     assert!(sim.contains(&"h100-80gb".to_string()), "{sim:?}");
     let ds = bash_completes(&["headroom", "check", "x.yaml", "--dataset", "ogbn-p"], d);
-    assert_eq!(ds, ["ogbn-papers100m", "ogbn-products"]);
+    assert_eq!(ds, ["ogbn-papers100m", "ogbn-products", "ogbn-proteins"]);
     // A JOB is a profile (job or dataset) or a file: both are offered.
     let job = bash_completes(&["headroom", "plan", "ogbn-"], d);
     for want in ["ogbn-arxiv", "ogbn-papers100m", "ogbn-job.yaml"] {

@@ -11,6 +11,12 @@ fn plan_json(args: &[&str]) -> serde_json::Value {
     json_of(headroom().arg("plan").args(args).args(["--format", "json"]))
 }
 
+/// The plan of `plan --format json` on a launch file: a script reading
+/// (job, inferred, assumed) with its plan under "plan".
+fn script_plan(args: &[&str]) -> serde_json::Value {
+    plan_json(args)["plan"].clone()
+}
+
 fn refused(args: &[&str]) -> String {
     let out = headroom().args(args).output().unwrap();
     assert_eq!(out.status.code(), Some(2), "{args:?}");
@@ -23,7 +29,7 @@ fn refused(args: &[&str]) -> String {
 fn gb_on_the_command_line_and_in_sbatch_is_gib_as_slurm_reads_it() {
     let r = plan_json(&["ogbn-arxiv", "--mem", "16GB"]);
     assert_eq!(r["limits"]["host"], 16 * GIB);
-    let r = plan_json(&[fixture("slurm/mem_gb.sbatch").to_str().unwrap()]);
+    let r = script_plan(&[fixture("slurm/mem_gb.sbatch").to_str().unwrap()]);
     assert_eq!(r["limits"]["host"], 16 * GIB);
     let r = plan_json(&["ogbn-arxiv", "--mem", "16000"]);
     assert_eq!(r["limits"]["host"], 16000u64 << 20, "no unit is MiB");
@@ -40,7 +46,7 @@ fn what_sbatch_calls_an_invalid_mem_is_refused() {
 #[test]
 fn mem_per_cpu_is_multiplied_by_cpus_and_tasks_on_the_node() {
     // 4 GiB × 4 CPUs per task × 2 tasks per node = 32 GiB, 2 ranks.
-    let r = plan_json(&[fixture("slurm/mem_per_cpu.sbatch").to_str().unwrap()]);
+    let r = script_plan(&[fixture("slurm/mem_per_cpu.sbatch").to_str().unwrap()]);
     assert_eq!(r["limits"]["host"], 32 * GIB);
     assert_eq!(r["ranks_per_node"], 2);
     assert!(
@@ -62,7 +68,7 @@ fn mem_zero_asks_for_the_node_size_and_is_never_planned_against_zero() {
         err.contains("whole") || err.contains("all of the node"),
         "{err}"
     );
-    let r = plan_json(&[script.to_str().unwrap(), "--node-mem", "515000"]);
+    let r = script_plan(&[script.to_str().unwrap(), "--node-mem", "515000"]);
     assert_eq!(r["limits"]["host"], 515_000u64 << 20);
 }
 

@@ -1,0 +1,344 @@
+//! Function parameters and the functions calls resolve to. A parameter is
+//! bound at its function's first call site anywhere in the project (by
+//! keyword, by position, or through a `**dict` of that call), a method's
+//! skipping `self`: `__init__` at the class's instantiations and at
+//! `super().__init__(...)` in its subclasses, other methods at
+//! `x.method(...)`; a function started by `mp.spawn(fn, args=(...))` gets
+//! the tuple after its rank; a `@hydra.main` function gets the config;
+//! else the parameter's default. [`Eval::bind`] binds one call's arguments
+//! instead, for the evaluations that follow that call (eval_return.rs,
+//! loaders and models built in a function called several times).
+
+use tree_sitter::Node;
+
+use super::eval::{Binding, Eval, Locals, param_name};
+use super::index::def_name;
+use super::project::Imported;
+use super::py::{Found, Value, call_args, callee_name, children};
+
+impl<'t> Eval<'t> {
+    /// The position of parameter `name` in `func`'s list.
+    pub(super) fn param_position(&self, name: &str, func: Node<'t>) -> Option<usize> {
+        let params = children(func.child_by_field_name("parameters")?);
+        params
+            .iter()
+            .position(|p| param_name(self.src(func), *p) == Some(name))
+    }
+
+    /// 1 for a method (its first parameter is `self` or `cls`), else 0.
+    pub(super) fn self_offset(&self, func: Node<'t>) -> usize {
+        let first = func
+            .child_by_field_name("parameters")
+            .and_then(|p| p.named_child(0))
+            .and_then(|p| param_name(self.src(func), p));
+        usize::from(matches!(first, Some("self" | "cls")) && self.enclosing_class(func).is_some())
+    }
+
+    /// The calls that call `func`: (call, 1 for `mp.spawn(func, args=...)`).
+    pub(super) fn call_sites(&self, func: Node<'t>) -> Vec<(Node<'t>, usize)> {
+        if let Some(v) = self.memo.sites.borrow().get(&func.id()) {
+            return v.clone();
+        }
+        let v = self.find_call_sites(func);
+        self.memo.sites.borrow_mut().insert(func.id(), v.clone());
+        v
+    }
+
+    fn find_call_sites(&self, func: Node<'t>) -> Vec<(Node<'t>, usize)> {
+        let fname = def_name(self.src(func), func);
+        let method = self.self_offset(func) == 1;
+        let mut out = Vec::new();
+        for call in self.calls() {
+            if self.enclosing_function(call) == Some(func) {
+                continue;
+            }
+            let Some(f) = call.child_by_field_name("function") else {
+                continue;
+            };
+            let text = self.text(f);
+            let last = callee_name(self.src(call), call);
+            let hit = if fname == "__init__" {
+                let class = self.enclosing_class(func).map(|c| def_name(self.src(c), c));
+                Some(last) == class
+                    || text.replace(' ', "").ends_with("super().__init__")
+                    || text.starts_with("super(") && last == "__init__"
+            } else if method {
+                f.kind() == "attribute" && last == fname
+            } else {
+                last == fname && self.callee_def(call) == Some(func)
+            };
+            if hit {
+                out.push((call, 0));
+            } else if last.ends_with("spawn")
+                && call_args(self.src(call), call)
+                    .positional
+                    .first()
+                    .is_some_and(|a| self.text(*a) == fname)
+            {
+                out.push((call, 1));
+            }
+        }
+        out
+    }
+
+    /// A parameter of `func`, bound at its first call site or by its default.
+    pub(super) fn parameter(&self, name: &str, func: Node<'t>, d: usize) -> Option<Found> {
+        let key = (func.id(), name.to_string());
+        if let Some(v) = self.memo.params.borrow().get(&key) {
+            return v.clone();
+        }
+        // A parameter met again while it is being computed is unknown there.
+        self.memo.params.borrow_mut().insert(key.clone(), None);
+        let v = self.find_parameter(name, func, d);
+        self.memo.params.borrow_mut().insert(key, v.clone());
+        v
+    }
+
+    fn find_parameter(&self, name: &str, func: Node<'t>, d: usize) -> Option<Found> {
+        let pos = self.param_position(name, func)?;
+        if pos == 0 && self.hydra_main(func) {
+            return self.config.clone();
+        }
+        for (call, spawned) in self.call_sites(func) {
+            let b = self.bind(func, call, spawned, &Vec::new(), d);
+            if let Some(v) = b.into_iter().find(|b| b.name == name) {
+                return v.value;
+            }
+        }
+        if let Some(v) = self.cli_parameter(name, func) {
+            return Some(v);
+        }
+        let params = children(func.child_by_field_name("parameters")?);
+        let default = params.get(pos)?.child_by_field_name("value")?;
+        self.eval_in(default, &Vec::new(), d + 1)
+    }
+
+    /// Whether `func` is decorated with `@hydra.main(...)`.
+    pub(super) fn hydra_main(&self, func: Node<'t>) -> bool {
+        self.parent(func)
+            .filter(|p| p.kind() == "decorated_definition")
+            .is_some_and(|p| self.text(p).trim_start().starts_with("@hydra.main"))
+    }
+
+    /// `func`'s parameters bound to the arguments of `call` (evaluated with
+    /// `caller` bound); `spawned` is 1 for `mp.spawn(func, args=(...))`.
+    pub fn bind(
+        &self,
+        func: Node<'t>,
+        call: Node<'t>,
+        spawned: usize,
+        caller: &Locals,
+        d: usize,
+    ) -> Locals {
+        let src = self.src(func);
+        let params: Vec<Node> = func
+            .child_by_field_name("parameters")
+            .map(children)
+            .unwrap_or_default();
+        let names: Vec<&str> = params.iter().filter_map(|p| param_name(src, *p)).collect();
+        let a = call_args(self.src(call), call);
+        let scope = Some(func.id());
+        let mut out: Locals = Vec::new();
+        let mut put = |name: &str, node: Node<'t>, value: Option<Found>| {
+            out.push(Binding {
+                name: name.to_string(),
+                value,
+                scope,
+                text: self.text(node).to_string(),
+            });
+        };
+        let offset = self.self_offset(func);
+        let positional: Vec<Node> = if spawned == 1 {
+            // mp.spawn(fn, args=(a, b)): fn(rank, a, b).
+            let t = a
+                .keywords
+                .iter()
+                .find(|(k, _)| k == "args")
+                .map(|(_, v)| *v);
+            t.map(children).unwrap_or_default()
+        } else {
+            a.positional.clone()
+        };
+        let skip = offset + spawned;
+        for (i, node) in positional.iter().enumerate() {
+            if let Some(name) = names.get(i + skip) {
+                put(name, *node, self.eval_in(*node, caller, d + 1));
+            }
+        }
+        for (k, v) in &a.keywords {
+            if names.contains(&k.as_str()) {
+                put(k, *v, self.eval_in(*v, caller, d + 1));
+            }
+        }
+        for s in &a.splats {
+            let given = self.splat(*s, caller, d);
+            for (k, f) in given {
+                if names.contains(&k.as_str()) && !out.iter().any(|b| b.name == k) {
+                    out.push(Binding {
+                        name: k,
+                        value: Some(f),
+                        scope,
+                        text: self.text(*s).to_string(),
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// The entries of a `**x` argument: `vars(args)` keeps each argument's
+    /// own origin; a dict written as a literal or `dict(...)` (directly or
+    /// through the name it is bound to) keeps each entry's; another dict
+    /// keeps its own.
+    pub(super) fn splat(&self, s: Node<'t>, caller: &Locals, d: usize) -> Vec<(String, Found)> {
+        let text = self.text(s).replace(' ', "");
+        if text == "vars(args)" || text.ends_with(".__dict__") {
+            return self
+                .args
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+        }
+        if let Some(entries) = self.dict_entries(s, caller, d) {
+            return entries;
+        }
+        match self.eval_in(s, caller, d + 1) {
+            Some(Found {
+                value: Value::Dict(entries),
+                from,
+            }) => entries
+                .into_iter()
+                .map(|(k, v)| {
+                    let f = self.member(
+                        &Found {
+                            value: Value::None,
+                            from: from.clone(),
+                        },
+                        &k,
+                        v,
+                    );
+                    (k, f)
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The entries of `{...}` or `dict(...)` written at `node` or bound to
+    /// the name `node` is, each with its own origin.
+    fn dict_entries(
+        &self,
+        node: Node<'t>,
+        caller: &Locals,
+        d: usize,
+    ) -> Option<Vec<(String, Found)>> {
+        let mut node = node;
+        // Through names, `x.copy()`, `dict(x)` and `copy.deepcopy(x)` to the literal.
+        for _ in 0..8 {
+            node = match node.kind() {
+                "identifier" => {
+                    self.index_of(node)
+                        .assignment_at(self.text(node), node)?
+                        .value
+                }
+                "call" => {
+                    let f = node.child_by_field_name("function")?;
+                    let a = call_args(self.src(node), node);
+                    match (callee_name(self.src(node), node), a.positional.first()) {
+                        ("copy", None) => f.child_by_field_name("object")?,
+                        ("dict" | "deepcopy" | "copy", Some(x)) if a.keywords.is_empty() => *x,
+                        _ => break,
+                    }
+                }
+                _ => break,
+            };
+        }
+        let mut out = Vec::new();
+        match node.kind() {
+            "dictionary" => {
+                for pair in children(node) {
+                    match pair.kind() {
+                        "pair" => {}
+                        "comment" => continue,
+                        _ => return None,
+                    }
+                    let key = self.eval_in(pair.child_by_field_name("key")?, caller, d + 1)?;
+                    let Value::Str(k) = key.value else {
+                        return None;
+                    };
+                    out.push((
+                        k,
+                        self.eval_in(pair.child_by_field_name("value")?, caller, d + 1)?,
+                    ));
+                }
+            }
+            "call" if self.text(node.child_by_field_name("function")?) == "dict" => {
+                for (k, v) in call_args(self.src(node), node).keywords {
+                    out.push((k, self.eval_in(v, caller, d + 1)?));
+                }
+            }
+            _ => return None,
+        }
+        Some(out)
+    }
+
+    /// The function of the project `call` calls, when it can be told:
+    /// a name defined or imported in the call's module, `self.method`, or
+    /// `module.function` of an imported project module.
+    pub fn callee_def(&self, call: Node<'t>) -> Option<Node<'t>> {
+        if let Some(v) = self.memo.callees.borrow().get(&call.id()) {
+            return *v;
+        }
+        let v = self.find_callee_def(call);
+        self.memo.callees.borrow_mut().insert(call.id(), v);
+        v
+    }
+
+    fn find_callee_def(&self, call: Node<'t>) -> Option<Node<'t>> {
+        let f = call.child_by_field_name("function")?;
+        let m = self.project.module_of(call);
+        match f.kind() {
+            "identifier" => self.def_named(m, self.text(f)),
+            "attribute" => {
+                let object = f.child_by_field_name("object")?;
+                let name = self.text(f.child_by_field_name("attribute")?);
+                if self.text(object) == "self" {
+                    let class = self.enclosing_class(call)?;
+                    return self.method(class, name);
+                }
+                match self.imported(object) {
+                    Some(Imported::Module(n)) => self.def_named(n, name),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// The function `name` as module `m` sees it (defined there or imported).
+    pub(super) fn def_named(&self, m: usize, name: &str) -> Option<Node<'t>> {
+        let idx = &self.project.indexes[m];
+        if let Some(f) = idx.functions.get(name)
+            && self.enclosing_class(*f).is_none()
+        {
+            return Some(*f);
+        }
+        match self.project.imports[m].get(name) {
+            Some(Imported::Name(n, orig)) if *n != m => self.def_named(*n, orig),
+            _ => self.project.stars[m]
+                .iter()
+                .filter(|s| **s != m)
+                .find_map(|s| self.def_named(*s, name)),
+        }
+    }
+
+    /// The `return` statements of `func` itself (not of functions inside it).
+    pub(super) fn returns_of(&self, func: Node<'t>) -> Vec<Node<'t>> {
+        self.index_of(func)
+            .returns
+            .iter()
+            .copied()
+            .filter(|r| self.enclosing_function(*r) == Some(func))
+            .collect()
+    }
+}

@@ -1,0 +1,205 @@
+//! The contexts a loader call runs in, each read as its own loader: one
+//! per value of a loop over a few literal values (`for split in ['train',
+//! 'val', 'test']: loaders[split] = NeighborLoader(...)`), one per call of
+//! the function that builds it (`get_loader(split_idx['valid'])`, a
+//! Lightning hook calling `self.dataloader(mask)`), each with the names of
+//! that pass or call bound, the variable the result lands in, the split its
+//! caller names, and whether it exists for the whole run (resident) or is
+//! built for each evaluation or epoch (on demand).
+
+use tree_sitter::Node;
+
+use super::eval::{Binding, Eval, Locals};
+use super::index::def_name;
+use super::loaders::Split;
+use super::py::Value;
+use crate::spec::EvalLoaders;
+
+/// Calls of a loader-building function read as separate loaders, at most.
+const MAX_CONTEXTS: usize = 8;
+
+/// One context of a loader call.
+pub struct Context<'t> {
+    /// Names bound for it.
+    pub locals: Locals,
+    /// ` (called at x.py:80)`, ` (split=val)`, or empty.
+    pub describe: String,
+    /// The split the context names (a hook's or a loop value's), if any.
+    pub split: Option<Split>,
+    /// When the loader exists.
+    pub placement: EvalLoaders,
+    /// The variable the caller assigns the loader to.
+    pub variable: Option<String>,
+    /// The call site (`x.py:80`) of this context, if it is a call.
+    pub site: Option<String>,
+    _t: std::marker::PhantomData<Node<'t>>,
+}
+
+/// Every context `call` (a loader constructor) runs in.
+pub fn contexts<'t>(ev: &Eval<'t>, call: Node<'t>) -> Vec<Context<'t>> {
+    let func = ev.enclosing_function(call);
+    let ctx = |locals: Locals, describe: String, split, placement, variable| Context {
+        locals,
+        describe,
+        split,
+        placement,
+        variable,
+        site: None,
+        _t: std::marker::PhantomData,
+    };
+    if let Some((var, values)) = literal_loop(ev, call, func) {
+        let placement = if in_eval_function(ev, call) {
+            EvalLoaders::OnDemand
+        } else {
+            EvalLoaders::Resident
+        };
+        return values
+            .into_iter()
+            .map(|(text, value)| {
+                let b = Binding {
+                    name: var.clone(),
+                    value: Some(value),
+                    scope: func.map(|f| f.id()),
+                    text: String::new(),
+                };
+                let split = split_named(&text);
+                ctx(vec![b], format!(" ({var}={text})"), split, placement, None)
+            })
+            .collect();
+    }
+    let own = placement(ev, call, func);
+    let Some(f) = func else {
+        return vec![ctx(vec![], String::new(), None, own, None)];
+    };
+    let hook = hook_split(ev, f);
+    let sites = ev.call_sites(f);
+    if sites.is_empty() {
+        return vec![ctx(vec![], String::new(), hook, own, None)];
+    }
+    sites
+        .into_iter()
+        .take(MAX_CONTEXTS)
+        .map(|(site, spawned)| {
+            let locals = ev.bind(f, site, spawned, &vec![], 0);
+            let caller = ev.enclosing_function(site);
+            let split = hook.or_else(|| caller.and_then(|c| hook_split(ev, c)));
+            let mut at_site = placement(ev, site, caller);
+            if own == EvalLoaders::OnDemand {
+                at_site = EvalLoaders::OnDemand;
+            }
+            let variable = ev
+                .parent(site)
+                .filter(|p| p.kind() == "assignment")
+                .and_then(|p| p.child_by_field_name("left"))
+                .map(|l| ev.text(l).to_string());
+            let mut c = ctx(
+                locals,
+                format!(" (called at {})", ev.at(site)),
+                split,
+                at_site,
+                variable,
+            );
+            c.site = Some(ev.at(site));
+            c
+        })
+        .collect()
+}
+
+/// The split a Lightning hook (`val_dataloader`) or a name says.
+fn hook_split<'t>(ev: &Eval<'t>, f: Node<'t>) -> Option<Split> {
+    let name = def_name(ev.src(f), f);
+    match name {
+        "train_dataloader" => Some(Split::Train),
+        "val_dataloader" => Some(Split::Val),
+        "test_dataloader" | "predict_dataloader" => Some(Split::Test),
+        _ => None,
+    }
+}
+
+fn split_named(text: &str) -> Option<Split> {
+    match text.to_ascii_lowercase().as_str() {
+        "train" | "training" => Some(Split::Train),
+        "val" | "valid" | "validation" | "dev" => Some(Split::Val),
+        "test" | "testing" => Some(Split::Test),
+        _ => None,
+    }
+}
+
+/// `for v in ['train', 'val', 'test']:` around `call` (in its function):
+/// the variable and its values, when they are a few literals.
+fn literal_loop<'t>(
+    ev: &Eval<'t>,
+    call: Node<'t>,
+    func: Option<Node<'t>>,
+) -> Option<(String, Vec<(String, super::py::Found)>)> {
+    let mut cur = ev.parent(call);
+    while let Some(n) = cur {
+        if Some(n) == func {
+            return None;
+        }
+        if n.kind() == "for_statement" {
+            let left = n.child_by_field_name("left")?;
+            if left.kind() != "identifier" || ev.text(left).contains("epoch") {
+                return None;
+            }
+            let values = ev.eval(n.child_by_field_name("right")?)?;
+            let Value::List(items) = &values.value else {
+                return None;
+            };
+            if items.is_empty() || items.len() > MAX_CONTEXTS {
+                return None;
+            }
+            let mut out = Vec::new();
+            for v in items {
+                let text = match v {
+                    Value::Str(s) => s.clone(),
+                    Value::Int(i) => i.to_string(),
+                    _ => return None,
+                };
+                out.push((
+                    text,
+                    super::py::Found {
+                        value: v.clone(),
+                        ..values.clone()
+                    },
+                ));
+            }
+            return Some((ev.text(left).to_string(), out));
+        }
+        cur = ev.parent(n);
+    }
+    None
+}
+
+/// Whether `node` is in a function named for evaluation (`test`,
+/// `evaluate`...), Lightning's `*_dataloader` hooks excepted (Lightning
+/// builds their loaders once).
+pub fn in_eval_function<'t>(ev: &Eval<'t>, node: Node<'t>) -> bool {
+    ev.enclosing_function(node).is_some_and(|f| {
+        let name = def_name(ev.src(f), f).to_ascii_lowercase();
+        !name.ends_with("_dataloader")
+            && ["test", "eval", "valid", "infer", "predict"]
+                .iter()
+                .any(|w| name.contains(w))
+    })
+}
+
+/// Resident when `node` runs once before training; on demand inside an
+/// evaluation function or a loop of its function (once per epoch or per
+/// evaluation).
+fn placement<'t>(ev: &Eval<'t>, node: Node<'t>, func: Option<Node<'t>>) -> EvalLoaders {
+    if in_eval_function(ev, node) {
+        return EvalLoaders::OnDemand;
+    }
+    let mut cur = ev.parent(node);
+    while let Some(n) = cur {
+        if Some(n) == func {
+            break;
+        }
+        if matches!(n.kind(), "for_statement" | "while_statement") {
+            return EvalLoaders::OnDemand;
+        }
+        cur = ev.parent(n);
+    }
+    EvalLoaders::Resident
+}
