@@ -1,4 +1,4 @@
-//! Prints the README's accuracy table: every run of the real-run corpus
+//! Prints docs/accuracy.md's tables: every run of the real-run corpus
 //! (tests/fixtures/pyg/corpus.jsonl) planned with the default coefficients,
 //! its measured and predicted peak per accounting mode, and the summary.
 //!

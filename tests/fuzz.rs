@@ -109,3 +109,7 @@ fn smoke_alloc_conf() {
 fn smoke_calibration() {
     smoke("calibration");
 }
+#[test]
+fn smoke_output() {
+    smoke("output");
+}

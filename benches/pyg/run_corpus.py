@@ -157,8 +157,23 @@ class Capped(Exception):
     """The run hit the runner's memory or time cap (draw.py's rule: not scored)."""
 
 
+def glued(argv):
+    """["--fanout", "-1,-1,19"] -> ["--fanout=-1,-1,19"]: argparse reads a value
+    that starts with '-' (and is not a plain number) as an option."""
+    out, i = [], 0
+    while i < len(argv):
+        if argv[i].startswith("--") and i + 1 < len(argv) and argv[i + 1].startswith("-") \
+                and not argv[i + 1].startswith("--"):
+            out.append(f"{argv[i]}={argv[i + 1]}")
+            i += 2
+        else:
+            out.append(argv[i])
+            i += 1
+    return out
+
+
 def measure(c, headroom, limit, interval, bisect, timeout=None):
-    argv = c["args"]
+    argv = glued(c["args"])
     a = case_mod.parse(argv)
     subprocess.run([sys.executable, os.path.join(HERE, "case.py"), *argv, "--prepare-only"],
                    check=True, stdout=subprocess.DEVNULL)

@@ -179,12 +179,12 @@ impl Report for ReplayReport {
         Ok(())
     }
 
-    fn annotations(&self) -> Vec<(&'static str, String)> {
+    fn annotations(&self) -> Vec<crate::output::Annotation> {
         self.oom
             .iter()
             .map(|o| {
-                (
-                    "error",
+                crate::output::Annotation::new(
+                    crate::output::Level::Error,
                     format!("CUDA OOM at trace event {:?}: {}", o.event_index, o.message),
                 )
             })

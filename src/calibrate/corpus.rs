@@ -1,7 +1,7 @@
 //! The real-run corpus (benches/pyg): rows recorded from real PyTorch + PyG
 //! NeighborLoader runs in a memory cgroup, each with the job spec it
 //! corresponds to and the peaks measured. This module plans every row and
-//! compares: the accuracy test, the README's table and `calibrate`'s check
+//! compares: the accuracy test, docs/accuracy.md's table and `calibrate`'s check
 //! that a calibration file keeps real jobs inside the bounds all use it.
 
 use serde::Deserialize;

@@ -76,7 +76,7 @@ fn recommend(d: &mut super::Diagnosis, job: &std::path::Path) -> Result<()> {
     d.recommendation = Some(match &plan.recommended {
         Some(r) => format!(
             "batch_size={} fanout={:?} num_workers={} persistent_workers={} eval_loaders={} shared_sampler={} is_sorted={} pin_memory={} \
-             (planned peak {} host, {} GPU; `headroom plan {}` shows why)",
+             (planned peak {} host{}; `headroom plan {}` shows why)",
             r.batch_size,
             r.fanout,
             r.num_workers,
@@ -86,7 +86,12 @@ fn recommend(d: &mut super::Diagnosis, job: &std::path::Path) -> Result<()> {
             r.is_sorted,
             r.pin_memory,
             crate::units::fmt_bytes(r.peak_host_bytes),
-            crate::units::fmt_bytes(r.peak_gpu_bytes),
+            // A job on the CPU has no GPU figure to give (as `plan` shows it).
+            match job.device {
+                crate::spec::Device::Cuda =>
+                    format!(", {} GPU", crate::units::fmt_bytes(r.peak_gpu_bytes)),
+                crate::spec::Device::Cpu => String::new(),
+            },
             loaded.source
         ),
         None => format!(
@@ -94,6 +99,9 @@ fn recommend(d: &mut super::Diagnosis, job: &std::path::Path) -> Result<()> {
             plan.min_host_bytes >> 30
         ),
     });
-    d.recommended = plan.recommended;
+    d.recommended = plan.recommended.map(|rec| crate::plan::Recommended {
+        rec,
+        device: job.device,
+    });
     Ok(())
 }

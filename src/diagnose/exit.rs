@@ -7,6 +7,7 @@
 use serde::Serialize;
 
 use super::category::Category;
+use super::signals::{signal_name, signal_phrase};
 use crate::error::{Error, Result};
 
 /// Slurm's signal field for a job its cgroup OOM handler ended (OUT_OF_MEMORY).
@@ -66,13 +67,15 @@ impl ExitStatus {
             }
             (Some(c), Some(s)) if c > 256 => format!(
                 "256 + {s} (ksh93's way of reporting a killed process) = {}",
-                signal_meaning(s)
+                signal_phrase(s)
             ),
-            (Some(c), Some(s)) if c >= 128 => format!("128 + {s} = {}", signal_meaning(s)),
-            (_, Some(s)) => format!("killed by signal {s}: {}", signal_meaning(s)),
+            (Some(c), Some(s)) if c >= 128 => format!("128 + {s} = {}", signal_phrase(s)),
+            (_, Some(s)) => format!("killed by signal {s}: {}", signal_phrase(s)),
             (Some(0), None) => "the process exited normally".to_string(),
             (Some(1), None) => "the program exited with an error (for Python: an uncaught exception; CUDA OOM is one)".to_string(),
             (Some(2), None) => "usage error (bad command-line arguments) or a shell builtin misuse".to_string(),
+            (Some(126), None) => "the shell found the command but could not run it (no execute permission, not a program)".to_string(),
+            (Some(127), None) => "the shell did not find the command (a typo, a module not loaded, PATH)".to_string(),
             (Some(_), None) => "the program chose this exit status (not a signal)".to_string(),
             (None, None) => "no exit status".to_string(),
         };
@@ -80,7 +83,7 @@ impl ExitStatus {
             raw: raw.to_string(),
             code,
             signal,
-            signal_name: signal.and_then(signal_name).map(str::to_string),
+            signal_name: signal.and_then(signal_name),
             meaning,
         }
     }
@@ -114,58 +117,6 @@ fn slurm_pair(exit: i32, sig: i32) -> (Option<i32>, Option<i32>) {
     } else {
         (Some(exit), None)
     }
-}
-
-/// The conventional name of a Linux signal.
-pub fn signal_name(sig: i32) -> Option<&'static str> {
-    Some(match sig {
-        1 => "SIGHUP",
-        2 => "SIGINT",
-        3 => "SIGQUIT",
-        4 => "SIGILL",
-        5 => "SIGTRAP",
-        6 => "SIGABRT",
-        7 => "SIGBUS",
-        8 => "SIGFPE",
-        9 => "SIGKILL",
-        10 => "SIGUSR1",
-        11 => "SIGSEGV",
-        12 => "SIGUSR2",
-        13 => "SIGPIPE",
-        14 => "SIGALRM",
-        15 => "SIGTERM",
-        17 => "SIGCHLD",
-        18 => "SIGCONT",
-        19 => "SIGSTOP",
-        24 => "SIGXCPU",
-        25 => "SIGXFSZ",
-        _ => return None,
-    })
-}
-
-/// What usually sends this signal to a training job on a cluster.
-fn signal_meaning(sig: i32) -> String {
-    let name = signal_name(sig).unwrap_or("an unnamed signal");
-    let why = match sig {
-        9 => {
-            "the kernel or cgroup OOM killer, scancel --signal=KILL, or Slurm ending a step that ignored SIGTERM"
-        }
-        15 => {
-            "Slurm at the time limit or on preemption, scancel, or a launcher shutting ranks down"
-        }
-        7 => {
-            "a bus error; in DataLoader workers almost always /dev/shm too small (containers default to 64 MiB)"
-        }
-        11 => "a segmentation fault in native code (an extension, a driver, a worker)",
-        13 => "a write to a pipe whose reader went away (`| head`, a dead tee, pipefail)",
-        6 => "abort(): a C++ exception or assertion in native code (NCCL, CUDA, a library)",
-        2 => "Ctrl-C or a launcher forwarding an interrupt",
-        1 => "the controlling terminal went away (ssh session closed without nohup)",
-        24 => "the CPU time limit (ulimit -t)",
-        25 => "the file size limit (ulimit -f)",
-        _ => "uncommon for training jobs",
-    };
-    format!("{name}, usually sent by {why}")
 }
 
 #[cfg(test)]

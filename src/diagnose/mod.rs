@@ -15,10 +15,13 @@ pub mod cli;
 pub mod cuda_advice;
 pub mod evidence;
 pub mod exit;
+#[cfg(test)]
+mod exit_sentences;
 pub mod order;
 pub mod parse;
 pub mod report;
 pub mod scan;
+pub mod signals;
 pub mod verdict;
 
 use std::path::PathBuf;

@@ -51,7 +51,7 @@ pub struct Diagnosis {
     /// A concrete safe configuration from the planner (`--job`), in one line.
     pub recommendation: Option<String>,
     /// The planner's recommended settings (`--job`), as `plan --format json` gives them.
-    pub recommended: Option<crate::plan::Recommendation>,
+    pub recommended: Option<crate::plan::Recommended>,
     /// The inputs read.
     pub inputs: Vec<InputStats>,
 }
@@ -138,13 +138,14 @@ impl Report for Diagnosis {
         Ok(())
     }
 
-    fn annotations(&self) -> Vec<(&'static str, String)> {
+    fn annotations(&self) -> Vec<crate::output::Annotation> {
+        use crate::output::Level;
         let level = match self.category {
-            Category::Success => "notice",
-            Category::Unknown => "warning",
-            _ => "error",
+            Category::Success => Level::Notice,
+            Category::Unknown => Level::Warning,
+            _ => Level::Error,
         };
-        vec![(
+        vec![crate::output::Annotation::new(
             level,
             format!("{} ({}): {}", self.category, self.confidence, self.verdict),
         )]

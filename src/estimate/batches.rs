@@ -4,9 +4,9 @@
 
 use super::Settings;
 use super::degree::DegreeTable;
-use super::fanout::{SampleStats, SampledGraph, extreme_z, sample_stats};
+use super::fanout::{SampleStats, SampledGraph, extreme_z, sample_bound, sample_stats};
 use super::gpu::{GpuBreakdown, gpu_breakdown};
-use crate::spec::{Job, ModelKind};
+use crate::spec::{EvalLoaders, Job, ModelKind};
 
 /// What does not change while the planner varies loader settings.
 #[derive(Debug, Clone)]
@@ -18,6 +18,9 @@ pub struct Prepared {
     hop_biased: bool,
     /// The out-degree table: where neighbor draws land.
     reach: DegreeTable,
+    /// Whether the dataset gives its degrees (a histogram or a shape); if
+    /// not, batches are planned at the largest any such graph can give.
+    degrees_known: bool,
 }
 
 /// Uniform sources: every node equally likely to be a drawn neighbor.
@@ -74,11 +77,30 @@ impl Prepared {
             hop_table,
             hop_biased,
             reach,
+            degrees_known: d.degree_histogram.is_some() || d.degree.is_some(),
         }
     }
 
-    /// Batch statistics for `seeds` seeds a batch over a split of `split` nodes.
+    /// Whether the dataset gives its degrees (else batches are bounded from above).
+    pub fn degrees_known(&self) -> bool {
+        self.degrees_known
+    }
+
+    /// Batch statistics for `seeds` seeds a batch over a split of `split`
+    /// nodes. For a graph whose degrees are not given, the largest batch any
+    /// graph of its size can give (see `sample_bound`).
     pub fn stats(&self, job: &Job, seeds: u64, fanout: &[i64], split: u64) -> SampleStats {
+        if !self.degrees_known && matches!(job.model, ModelKind::Gnn { .. }) {
+            let edges = super::dataset::loaded_edges(job) as f64;
+            return sample_bound(job.dataset.nodes as f64, edges, seeds as f64, fanout);
+        }
+        self.shaped_stats(job, seeds, fanout, split)
+    }
+
+    /// Batch statistics from the degree table (the generic power law when
+    /// the dataset gives none): the bottom of the range plan prints for a
+    /// dataset without degrees.
+    pub fn shaped_stats(&self, job: &Job, seeds: u64, fanout: &[i64], split: u64) -> SampleStats {
         let batches = split.div_ceil(seeds.max(1)) as f64 * job.epochs as f64;
         if let ModelKind::Generic { sample_size_cv, .. } = job.model {
             // Generic jobs: a batch is `seeds` samples whose sizes vary with this cv.
@@ -132,6 +154,17 @@ pub fn batch_stats(job: &Job, settings: &Settings, prep: &Prepared) -> (SampleSt
     let s = job.dataset.splits();
     let train = prep.stats(job, settings.batch_size, &settings.fanout, s.train);
     let eval_seeds = job.eval_batch_size.unwrap_or(settings.batch_size);
-    let eval = prep.stats(job, eval_seeds, &settings.fanout, (s.valid + s.test).max(1));
+    let eval = if settings.eval_loaders == EvalLoaders::Layerwise {
+        // The subgraph loader: every node once per layer, all in-neighbours,
+        // one hop, whatever the training fanout.
+        let layers = match job.model {
+            ModelKind::Gnn { layers, .. } => u64::from(layers.max(1)),
+            ModelKind::Generic { .. } => 1,
+        };
+        let nodes = job.dataset.nodes.max(1);
+        prep.stats(job, eval_seeds, &[-1], nodes.saturating_mul(layers))
+    } else {
+        prep.stats(job, eval_seeds, &settings.fanout, (s.valid + s.test).max(1))
+    };
     (train, eval)
 }

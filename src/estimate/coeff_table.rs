@@ -235,16 +235,6 @@ pub static TABLE: &[Coefficient] = &[
         "the same, large tensors"
     ),
     coefficient!(
-        cpu_heap_large_at_fork,
-        f64,
-        Unit::Ratio,
-        0.15,
-        RATIO,
-        true,
-        PYTHON_CORPUS,
-        "large tensors: the main process's heap that workers forked after training map, per live step byte (their RSS counts it)"
-    ),
-    coefficient!(
         cuda_context_bytes,
         u64,
         Unit::Bytes,

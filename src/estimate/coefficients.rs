@@ -58,12 +58,6 @@ pub struct Coefficients {
     pub cpu_heap_small_shared: f64,
     /// The same, large tensors.
     pub cpu_heap_large_shared: f64,
-    /// Large tensors: the main process's heap that workers forked after
-    /// training map, as a fraction of the live step bytes (their RSS counts
-    /// it). pl200k-undirected-w2's smaps: an evaluation worker's RSS is
-    /// 106 MB above a training worker's, the main process's anon 108 MB
-    /// above its own at the first training batch.
-    pub cpu_heap_large_at_fork: f64,
     /// CUDA context as NVML sees it when the GPU profile does not say.
     pub cuda_context_bytes: u64,
     /// Whether `cuda_context_bytes` was measured on this machine's GPU by
@@ -120,7 +114,6 @@ impl Default for Coefficients {
             cpu_heap_large_eval_forked: 0.0,
             cpu_heap_small_shared: 0.0,
             cpu_heap_large_shared: 0.0,
-            cpu_heap_large_at_fork: 0.0,
             cuda_context_bytes: 0,
             cuda_context_measured: false,
             allocator_reserve_fraction: 0.0,

@@ -27,6 +27,9 @@ pub(super) struct EvalCtx {
     pub(super) build_kept: f64,
     /// The main process's heap that workers forked after training map (RSS sum).
     pub(super) heap_at_fork: f64,
+    /// Layer-wise inference's node-wide tables and the subgraph loader's
+    /// node ids (0 for other evaluation loaders).
+    pub(super) layerwise: f64,
     pub(super) rss_sum: bool,
     pub(super) detail: bool,
 }
@@ -156,6 +159,29 @@ pub(super) fn evaluate_phase(
             } else {
                 run
             }
+        }
+        EvalLoaders::Layerwise => {
+            // The train loader's CSC (or the shared sampler's) and the
+            // subgraph loader's own, its full-neighbour batch in flight, and
+            // the layer's tables.
+            let mut b = phase(2.0, shm);
+            b.in_flight(eval_flight, true);
+            workers(
+                &mut b,
+                we,
+                "eval workers (private pages)",
+                idle_train,
+                c.model_host_eval,
+            );
+            b.add(
+                "layer-wise inference (x_all, xs, cat; node ids)",
+                c.layerwise,
+            );
+            b.finish(
+                Phase::Evaluate,
+                "layer-wise inference: concatenating one layer's output over every node",
+                eval_gpu,
+            )
         }
         EvalLoaders::None => {
             // Only evaluate_train: the train loader iterated once more.

@@ -122,6 +122,34 @@ pub fn sample_stats(
     }
 }
 
+/// The largest batch any graph of `nodes` nodes and `edges` edges can give
+/// `seeds` seeds with `fanout`: every frontier node draws its whole fanout
+/// (every edge for -1), no draw lands on a node already in the batch, and
+/// no edge is drawn twice (a node is in one hop's frontier only). The
+/// planner's batch for a dataset whose degrees it does not know: the top of
+/// the range, since a generic degree shape may give smaller batches than the
+/// graph has.
+pub fn sample_bound(nodes: f64, edges: f64, seeds: f64, fanout: &[i64]) -> SampleStats {
+    let mut frontier = seeds.min(nodes);
+    let (mut total, mut drawn) = (frontier, 0.0_f64);
+    for &f in fanout {
+        let draws = if f < 0 { edges } else { frontier * f as f64 }.min(edges - drawn);
+        let fresh = draws.min(nodes - total).max(0.0);
+        drawn += draws;
+        total += fresh;
+        frontier = fresh;
+    }
+    SampleStats {
+        mean_nodes: total,
+        mean_edges: drawn,
+        sd_nodes: 0.0,
+        sd_edges: 0.0,
+        tail_nodes: total,
+        tail_edges: drawn,
+        tail_z: 0.0,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,6 +180,29 @@ mod tests {
         assert!((s.mean_nodes - 6100.0).abs() < 0.1, "{}", s.mean_nodes);
         assert_eq!(s.sd_nodes, 0.0);
         assert_eq!(s.tail_nodes, s.mean_nodes);
+    }
+
+    #[test]
+    fn the_bound_draws_every_fanout_and_is_capped_by_the_graph() {
+        // 100 seeds, fanout [10, 5] on a big graph: 100 + 1,000 + 5,000 nodes.
+        let b = sample_bound(1e9, 1e10, 100.0, &[10, 5]);
+        assert_eq!((b.tail_nodes, b.tail_edges), (6100.0, 6000.0));
+        // On 3,000 nodes the batch cannot hold more than the graph.
+        let small = sample_bound(3000.0, 1e6, 100.0, &[10, 5]);
+        assert_eq!(small.tail_nodes, 3000.0);
+        // -1 can draw every edge, once.
+        let all = sample_bound(1e6, 5e6, 10.0, &[-1, -1]);
+        assert_eq!(all.tail_edges, 5e6);
+        // The bound is above what any degree table gives.
+        let t = regular(20.0);
+        let s = sample_stats(
+            &SampledGraph::symmetric(&t, 1e6, true),
+            512.0,
+            &[25, 10],
+            1e4,
+        );
+        let b = sample_bound(1e6, 2e7, 512.0, &[25, 10]);
+        assert!(b.tail_nodes >= s.tail_nodes && b.tail_edges >= s.tail_edges);
     }
 
     #[test]

@@ -18,6 +18,7 @@ mod gpu;
 mod heap_share;
 mod host;
 mod host_heap;
+mod layerwise;
 mod phase;
 mod phases;
 #[cfg(test)]

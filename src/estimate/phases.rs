@@ -10,6 +10,7 @@ use super::evaluate::{EvalCtx, evaluate_phase};
 use super::gpu::{GpuBreakdown, reserve};
 use super::host::in_flight;
 use super::host_heap::{HeapKept, cpu_heap, workers_touched};
+use super::layerwise;
 use super::phase::{Component, Estimate, Phase};
 use super::{Coefficients, Settings};
 use crate::spec::{Accounting, Device, EvalLoaders, Job};
@@ -110,11 +111,15 @@ pub fn estimate_with(
     };
     let private = coeffs.worker_private_bytes as f64;
     let idle_private = coeffs.idle_worker_private_bytes as f64;
+    let layerwise = settings.eval_loaders == EvalLoaders::Layerwise;
     let eval_splits = match settings.eval_loaders {
         EvalLoaders::None => 0.0,
+        EvalLoaders::Layerwise => 1.0,
         _ => 2.0,
     };
     // Loaders that each hold their own CSC: one when they share a sampler.
+    // The layer-wise subgraph loader (fanout [-1]) never shares one: it
+    // builds its CSC at start-up from its shallow copy of the data.
     let resident_loaders = if settings.shared_sampler {
         1.0
     } else {
@@ -123,6 +128,11 @@ pub fn estimate_with(
         } else {
             0.0
         }
+    } + if layerwise { 1.0 } else { 0.0 };
+    let node_ids = if layerwise {
+        layerwise::subgraph_node_ids(job)
+    } else {
+        0.0
     };
     let train_flight = in_flight(
         job,
@@ -191,6 +201,7 @@ pub fn estimate_with(
     b.add("runtime (python, torch, PyG)", runtime);
     base_dataset(&mut b, &ds, true);
     add_csc(&mut b, csc_name, w > 0, resident_loaders * csc);
+    b.add("subgraph loader's node ids (arange)", node_ids);
     b.add(
         "CSC build transient (sort, share)",
         ds.csc_build_extra as f64,
@@ -210,8 +221,11 @@ pub fn estimate_with(
 
     // Eval workers of resident, persistent loaders start at the first
     // evaluation and then stay alive through every later training epoch.
-    let idle_eval_workers = if settings.eval_loaders == EvalLoaders::Resident
-        && settings.persistent_workers
+    // So do the layer-wise subgraph loader's (PyG's examples evaluate every epoch).
+    let idle_eval_workers = if matches!(
+        settings.eval_loaders,
+        EvalLoaders::Resident | EvalLoaders::Layerwise
+    ) && settings.persistent_workers
         && job.epochs > 1
     {
         eval_splits * we as f64
@@ -222,6 +236,7 @@ pub fn estimate_with(
     b.add("runtime (python, torch, PyG)", runtime);
     base_dataset(&mut b, &ds, true);
     add_csc(&mut b, csc_name, w > 0, resident_loaders * csc);
+    b.add("subgraph loader's node ids (arange)", node_ids);
     b.in_flight(&train_flight, false);
     b.add("train workers (private pages)", w as f64 * private);
     b.add(
@@ -269,6 +284,18 @@ pub fn estimate_with(
                 heap_kept: if rss_sum { heap.after_rss } else { heap.after },
                 build_kept,
                 heap_at_fork: heap.at_eval_fork,
+                // Layer-wise inference's node-wide tables; non-persistent
+                // eval workers forked at each layer map the previous one.
+                layerwise: if layerwise {
+                    let forked = if rss_sum && !settings.persistent_workers {
+                        we as f64
+                    } else {
+                        0.0
+                    };
+                    layerwise::layerwise_buffers(job, forked) + node_ids
+                } else {
+                    0.0
+                },
                 rss_sum,
                 detail,
             },

@@ -45,7 +45,7 @@ fn settings() -> impl Strategy<Value = Settings> {
         any::<bool>(),
         1u32..4,
         any::<bool>(),
-        0usize..3,
+        0usize..4,
         any::<bool>(),
         any::<bool>(),
     )
@@ -71,6 +71,7 @@ fn settings() -> impl Strategy<Value = Settings> {
                     EvalLoaders::None,
                     EvalLoaders::OnDemand,
                     EvalLoaders::Resident,
+                    EvalLoaders::Layerwise,
                 ][e],
                 shared_sampler,
                 is_sorted,
@@ -116,7 +117,14 @@ fn no_less(job: &Job, smaller: &Settings, bigger: &Settings) -> Result<(), TestC
         h1 + (1 << 20).max(h0 / 500) + kept_heap(job, smaller) >= h0,
         "host fell {h0} -> {h1}: {smaller:?} -> {bigger:?}"
     );
-    prop_assert!(g1 >= g0, "GPU fell {g0} -> {g1}: {smaller:?} -> {bigger:?}");
+    // The allocator simulation lays blocks out anew for other sizes: once a
+    // batch covers the whole graph only the seeds' logits grow, and a
+    // different split of a 2 MiB segment can leave the peak a few KiB lower
+    // (reddit, batch 3876 -> 7598, fanout [37, 13, 36]: 5.6 KiB less).
+    prop_assert!(
+        g1 + (2 << 20) >= g0,
+        "GPU fell {g0} -> {g1}: {smaller:?} -> {bigger:?}"
+    );
     Ok(())
 }
 
@@ -159,6 +167,9 @@ proptest! {
         let resident = Settings { eval_loaders: EvalLoaders::Resident, ..s.clone() };
         no_less(&job, &none, &on_demand)?;
         no_less(&job, &on_demand, &resident)?;
+        // The layer-wise subgraph loader is one more resident loader.
+        let layerwise = Settings { eval_loaders: EvalLoaders::Layerwise, ..s.clone() };
+        no_less(&job, &none, &layerwise)?;
         // Separate samplers hold a CSC each; a shared one holds one.
         let shared = Settings { shared_sampler: true, ..resident.clone() };
         let separate = Settings { shared_sampler: false, ..resident };
@@ -167,6 +178,11 @@ proptest! {
 
     #[test]
     fn persistent_workers_never_need_less(d in 0usize..5, rss in any::<bool>(), s in settings()) {
+        // But for one real effect: under RSS sum, a layer-wise subgraph
+        // loader's workers forked afresh at each layer map the previous
+        // layer's node-wide output, persistent ones (forked at the first
+        // layer) do not.
+        prop_assume!(!(rss && s.eval_loaders == EvalLoaders::Layerwise));
         let job = job(d, rss, false, 1);
         let w = s.num_workers.max(1);
         let off = Settings { num_workers: w, persistent_workers: false, ..s.clone() };

@@ -9,6 +9,7 @@
 //! from the copy kept for that purpose.
 
 pub mod mutate;
+mod output_target;
 pub mod targets;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};

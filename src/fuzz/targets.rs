@@ -1,4 +1,4 @@
-//! The parsers fuzzed, each as a function from bytes to nothing that must
+//! The parsers (and the output writers) fuzzed, each as a function from bytes to nothing that must
 //! not panic, abort or run away, with the seed files it starts from and the
 //! tokens its mutations splice in.
 
@@ -265,6 +265,32 @@ pub const TARGETS: &[Target] = &[
             b"[",
         ],
         run: calibration,
+    },
+    Target {
+        name: "output",
+        seeds: &["tests/fixtures/diagnose", "tests/fuzz/output"],
+        dict: &[
+            b"\x1b]0;",
+            b"\x07",
+            b"\x7f",
+            b"\xc2\x9b",
+            b"\x9b",
+            b"\r",
+            b"\n",
+            b"%",
+            b":",
+            b",",
+            b"::error file=",
+            b"\"",
+            b"\\",
+            b"- ",
+            b"&a *a",
+            b"null",
+            b"1e5",
+            b"Killed process",
+            b"oom_kill event",
+        ],
+        run: super::output_target::output,
     },
 ];
 

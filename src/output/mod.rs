@@ -4,11 +4,13 @@
 //! Verbs build a report and hand it to [`emit`] with the format the user asked
 //! for, so no verb formats JSON or YAML by hand.
 
-mod github;
+pub mod github;
 mod json;
 mod text;
 mod yaml;
 
+pub use github::{Annotation, Level, Place};
+pub use json::{to_string_pretty as json_string, write_line as json_line};
 pub use text::{escape_controls, shown, shown_within};
 
 use std::io::Write;
@@ -36,8 +38,8 @@ pub trait Report: Serialize {
     /// Writes the human-readable form (tables, verdict lines).
     fn write_text(&self, w: &mut dyn Write) -> std::io::Result<()>;
 
-    /// Annotations for `--format github`: (level, message) pairs.
-    fn annotations(&self) -> Vec<(&'static str, String)> {
+    /// Annotations for `--format github`.
+    fn annotations(&self) -> Vec<Annotation> {
         Vec::new()
     }
 }

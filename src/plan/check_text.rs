@@ -98,7 +98,7 @@ impl Report for CheckReport<'_> {
         )
     }
 
-    fn annotations(&self) -> Vec<(&'static str, String)> {
+    fn annotations(&self) -> Vec<crate::output::Annotation> {
         self.0.annotations()
     }
 }

@@ -262,6 +262,31 @@ impl JobArgs {
         Ok((job, loaded.source, loaded.warnings, reading))
     }
 
+    /// The job-spec fields a flag set (a file's line no longer decides them).
+    fn flagged(&self) -> Vec<&'static str> {
+        let host = self.mem.is_some() || self.mem_per_cpu.is_some() || self.mem_per_gpu.is_some();
+        [
+            ("budget.host", host),
+            ("budget.gpu", self.gpu.is_some()),
+            ("budget.shm", self.shm.is_some()),
+            ("loader.batch_size", self.batch_size.is_some()),
+            ("loader.fanout", self.fanout.is_some()),
+            ("loader.num_workers", self.workers.is_some()),
+            (
+                "loader.persistent_workers",
+                self.persistent_workers.is_some(),
+            ),
+            ("loader.prefetch_factor", self.prefetch_factor.is_some()),
+            ("loader.pin_memory", self.pin_memory.is_some()),
+            ("loader.shared_sampler", self.shared_sampler.is_some()),
+            ("loader.is_sorted", self.is_sorted.is_some()),
+            ("loader.eval_loaders", self.eval_loaders.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(field, given)| given.then_some(field))
+        .collect()
+    }
+
     /// The coefficients to plan with: --calibration, else the default file, else defaults.
     pub fn coefficients(&self) -> Result<Coefficients> {
         crate::estimate::load_coefficients(self.calibration.as_deref())
@@ -296,7 +321,10 @@ fn report(args: &JobArgs, format: Format, check: bool) -> Result<super::PlanRepo
             "{source}: no host budget to check against: give --mem (e.g. --mem 256G) or budget.host in the job spec"
         )));
     }
-    let r = plan_job(args, &job, &source, warnings)?;
+    let mut r = plan_job(args, &job, &source, warnings)?;
+    if format == Format::Github {
+        r.places = super::places_of(&args.job, reading.as_ref()).overridden_by(&args.flagged());
+    }
     let out = &mut std::io::stdout().lock();
     match reading {
         Some(read) => {

@@ -1,10 +1,13 @@
 //! `headroom plan` and `headroom check`: estimate a job, judge it against its
 //! budget, and recommend the fastest settings that fit with the margin.
 
+mod annotate;
 pub mod check_text;
 pub mod cli;
 mod cli_memory;
 pub mod gpu_sim;
+mod machine;
+mod places;
 mod planner;
 pub mod provenance;
 mod recommend;
@@ -21,12 +24,16 @@ use serde::Serialize;
 use crate::estimate::{Coefficients, PhaseEstimate, SampleStats, Settings};
 use crate::spec::{Accounting, Job};
 use gpu_sim::GpuSimulation;
+pub use machine::Recommended;
+pub use places::{Places, places_of};
 use planner::Planner;
 use recommend::recommendation;
 use verdict::{Failure, Limits, peaks};
 
-/// The report `plan` and `check` print.
+/// The report `plan` and `check` print. JSON and YAML write it through
+/// machine.rs, which leaves out GPU figures for a job on the CPU.
 #[derive(Debug, Clone, Serialize)]
+#[serde(remote = "Self")]
 pub struct PlanReport {
     /// Job name.
     pub job: String,
@@ -88,6 +95,10 @@ pub struct PlanReport {
     pub warnings: Vec<String>,
     /// What the estimate assumed where the job did not say (degree shape, dropout).
     pub assumptions: Vec<String>,
+    /// Where each field was read, when the job came from a script: GitHub
+    /// annotations are placed there (annotate.rs).
+    #[serde(skip)]
+    pub places: Places,
 }
 
 /// A recommended configuration and what each change does.
@@ -116,6 +127,8 @@ pub struct Recommendation {
     pub shared_sampler: bool,
     /// Sort edge_index by destination once, offline, and pass is_sorted=True.
     pub is_sorted: bool,
+    /// gc.collect() after each on-demand loader is deleted.
+    pub gc_collect: bool,
     /// Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True.
     pub expandable_segments: bool,
     /// Host peak at these settings, bytes.
@@ -270,5 +283,6 @@ pub fn plan(job: &Job, coeffs: &Coefficients, source: &str, warnings: Vec<String
         coefficient_sources: provenance::coefficient_sources(job, coeffs),
         warnings,
         assumptions: provenance::assumptions(job),
+        places: Places::default(),
     }
 }

@@ -51,8 +51,20 @@ pub fn assumptions(job: &Job) -> Vec<String> {
     let d = &job.dataset;
     if matches!(job.model, crate::spec::ModelKind::Gnn { .. }) {
         match &d.degree_histogram {
+            None if d.degree.is_none() => {
+                let prep = crate::estimate::Prepared::new(job);
+                let s = &job.settings;
+                let seeds = s.batch_size;
+                let split = d.splits().train;
+                let top = prep.stats(job, seeds, &s.fanout, split);
+                let shaped = prep.shaped_stats(job, seeds, &s.fanout, split);
+                out.push(format!(
+                    "degrees: {} gives no degree_histogram and no degree shape, so a training batch may hold from about {:.0} nodes and {:.0} edges (a generic power law) up to {:.0} nodes and {:.0} edges (every node drawing its whole fanout); planned at the top of that range; give degree_histogram (or degree: {{exponent, max}}) to narrow it (docs/plan.md, \"Degree shape\")",
+                    d.name, shaped.tail_nodes, shaped.tail_edges, top.tail_nodes, top.tail_edges
+                ));
+            }
             None => out.push(format!(
-                "degree shape: {}'s power law (no measured degree_histogram){}; batch sizes follow from it (README, \"Degree shape\")",
+                "degree shape: {}'s power law (no measured degree_histogram){}; batch sizes follow from it (docs/plan.md, \"Degree shape\")",
                 d.name,
                 if d.undirected || job.load.to_undirected {
                     ""

@@ -74,6 +74,7 @@ pub(super) fn recommendation(planner: &mut Planner, to: &Settings, fits: bool) -
         prefetch_factor: to.prefetch_factor,
         shared_sampler: to.shared_sampler,
         is_sorted: to.is_sorted,
+        gc_collect: to.gc_collect,
         expandable_segments: to.expandable_segments,
         peak_host_bytes: last.0 as u64,
         peak_gpu_bytes: last.1 as u64,

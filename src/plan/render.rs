@@ -163,32 +163,7 @@ impl Report for PlanReport {
         Ok(())
     }
 
-    fn annotations(&self) -> Vec<(&'static str, String)> {
-        let mut out: Vec<(&'static str, String)> = self
-            .warnings
-            .iter()
-            .map(|m| {
-                (
-                    "warning",
-                    format!("{}: {}", shown(&self.source), shown_within(m, 400)),
-                )
-            })
-            .collect();
-        if let Some(f) = &self.failure {
-            let fix = self.recommended.as_ref().map_or(String::new(), |r| {
-                format!("; fits with batch_size={} fanout={:?} num_workers={} persistent_workers={} eval_loaders={}", r.batch_size, r.fanout, r.num_workers, r.persistent_workers, r.eval_loaders)
-            });
-            out.push((
-                "error",
-                format!(
-                    "{}: does not fit (exit {} in {}): {}{fix}",
-                    shown(&self.source),
-                    f.exit_code,
-                    f.phase.as_str(),
-                    f.message
-                ),
-            ));
-        }
-        out
+    fn annotations(&self) -> Vec<crate::output::Annotation> {
+        self.github_annotations()
     }
 }

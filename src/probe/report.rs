@@ -144,8 +144,8 @@ pub fn write(dir: &Path, r: &ProbeReport) -> Result<()> {
     let p = dir.join(JOB_FILE);
     std::fs::write(&p, yaml).map_err(|e| Error::io(&p, e))?;
     let p = dir.join(PHASES_FILE);
-    let json = serde_json::to_string_pretty(r)
-        .map_err(|e| Error::Internal(format!("phases.json: {e}")))?;
+    let json =
+        crate::output::json_string(r).map_err(|e| Error::Internal(format!("phases.json: {e}")))?;
     std::fs::write(&p, json + "\n").map_err(|e| Error::io(&p, e))
 }
 

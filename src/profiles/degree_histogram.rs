@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 /// The in-degree histogram of the graph the sampler samples (after
 /// `to_undirected` when the job does it), in log2 buckets: bucket 0 counts
 /// nodes of degree 0, bucket k ≥ 1 nodes of degree 2^(k-1) .. 2^k − 1. One
-/// line of PyTorch computes it (README, "Degree shape").
+/// line of PyTorch computes it (docs/plan.md, "Degree shape").
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DegreeHistogram {

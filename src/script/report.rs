@@ -89,7 +89,7 @@ impl Report for ScriptReport {
         self.plan.write_text(w)
     }
 
-    fn annotations(&self) -> Vec<(&'static str, String)> {
+    fn annotations(&self) -> Vec<crate::output::Annotation> {
         self.plan.annotations()
     }
 }

@@ -220,6 +220,11 @@ pub enum EvalLoaders {
     OnDemand,
     /// No evaluation loaders.
     None,
+    /// PyG's examples' layer-wise inference: a `subgraph_loader` over every
+    /// node with `num_neighbors=[-1]`, built at start-up on a shallow copy
+    /// of the data, and `model.inference(x_all, subgraph_loader)` running
+    /// each layer over all nodes on the host (batch = the eval batch size).
+    Layerwise,
 }
 
 impl EvalLoaders {
@@ -229,6 +234,7 @@ impl EvalLoaders {
             EvalLoaders::Resident => "resident",
             EvalLoaders::OnDemand => "on_demand",
             EvalLoaders::None => "none",
+            EvalLoaders::Layerwise => "layerwise",
         }
     }
 }

@@ -194,9 +194,8 @@ pub fn finish(e: Ended<'_>) -> Result<ExitCode> {
         &mut std::io::stderr(),
     )?;
     if let Some((path, mut f)) = summary_file {
-        serde_json::to_writer_pretty(&mut f, &summary)
-            .map_err(std::io::Error::other)
-            .and_then(|()| f.write_all(b"\n"))
+        crate::output::json_string(&summary)
+            .and_then(|text| f.write_all((text + "\n").as_bytes()))
             .map_err(|e| Error::io(&path, e))?;
     }
     if let Some((path, mut f)) = plot_file {
@@ -216,8 +215,12 @@ pub fn finish(e: Ended<'_>) -> Result<ExitCode> {
             )),
             phases,
             title: match &attached {
-                Some((target, _)) => format!("headroom watch: {target}"),
-                None => format!("headroom watch: {}", short_command(&args.command)),
+                // SVG is XML, where a control character makes the file unreadable.
+                Some((target, _)) => format!("headroom watch: {}", crate::output::shown(target)),
+                None => format!(
+                    "headroom watch: {}",
+                    crate::output::escape_controls(&short_command(&args.command), &[])
+                ),
             },
         };
         let svg = render_svg(&samples, &marks)?;

@@ -88,7 +88,7 @@ pub fn watch(
     let procs_path = limit_cg.as_ref().map(|c| c.procs_path());
     if let Some(p) = &files.probe_run {
         let run = crate::probe::report::RunInfo::now(&args.command, limit_cg.is_some());
-        let json = serde_json::to_string_pretty(&run)
+        let json = crate::output::json_string(&run)
             .map_err(|e| Error::Internal(format!("run.json: {e}")))?;
         std::fs::write(p, json).map_err(|e| Error::io(p, e))?;
     }

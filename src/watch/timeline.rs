@@ -47,14 +47,28 @@ impl Timeline {
     pub fn write(&mut self, sample: &Sample) -> Result<()> {
         let res = match &mut self.sink {
             Sink::Csv(w) => w
-                .serialize(sample)
+                .serialize(&*csv_safe(sample))
                 .map_err(|e| std::io::Error::other(e.to_string()))
                 .and_then(|()| w.flush()),
-            Sink::Jsonl(w) => serde_json::to_writer(&mut *w, sample)
-                .map_err(std::io::Error::other)
+            Sink::Jsonl(w) => crate::output::json_line(sample, &mut *w)
                 .and_then(|()| w.write_all(b"\n"))
                 .and_then(|()| w.flush()),
         };
         res.map_err(|e| Error::io(&self.path, e))
+    }
+}
+
+/// The sample as a CSV row may carry it: CSV quotes line breaks but passes
+/// every other control character through, so a process that named itself
+/// `\x1b]0;…` would reach whoever `cat`s the file; its name is escaped as
+/// text output escapes it.
+fn csv_safe(sample: &Sample) -> std::borrow::Cow<'_, Sample> {
+    match &sample.top_comm {
+        Some(c) if c.chars().any(char::is_control) => {
+            let mut s = sample.clone();
+            s.top_comm = Some(crate::output::escape_controls(c, &[]));
+            std::borrow::Cow::Owned(s)
+        }
+        _ => std::borrow::Cow::Borrowed(sample),
     }
 }

@@ -31,7 +31,10 @@ impl ExitKind {
     pub fn describe(self) -> String {
         match self {
             ExitKind::Code(c) => format!("exited with code {c}"),
-            ExitKind::Signal(s) => format!("killed by signal {s} ({})", signal_name(s)),
+            ExitKind::Signal(s) => match crate::diagnose::signals::signal_name(s) {
+                Some(name) => format!("killed by signal {s} ({name})"),
+                None => format!("killed by signal {s}"),
+            },
             ExitKind::Unknown => "ended (an attached watcher cannot see its exit status)".into(),
         }
     }
@@ -155,10 +158,8 @@ fn without_exit(ev: &EndEvidence<'_>, scanner: crate::diagnose::LogScanner) -> V
     }
 }
 
-/// The name of a Linux signal number (`SIGKILL`), from nix's table of the
-/// platform's signals; `signal` for a number it does not know.
-pub fn signal_name(sig: i32) -> &'static str {
-    nix::sys::signal::Signal::try_from(sig)
-        .map(|s| s.as_str())
-        .unwrap_or("signal")
+/// The name of a Linux signal number (`SIGKILL`, `SIGRTMIN+10`), or
+/// `signal N` where Linux has none of that number.
+pub fn signal_name(sig: i32) -> String {
+    crate::diagnose::signals::signal_name(sig).unwrap_or_else(|| format!("signal {sig}"))
 }

@@ -1,8 +1,9 @@
-//! README against the things it describes: the minimum Rust it states is
-//! Cargo.toml's `rust-version` and what the locked dependencies need, it
-//! installs in one command, and every section that quotes a measured figure
-//! names where the figure comes from (a command, a benchmark, a test or a
-//! source file), so a stale figure can be found and regenerated.
+//! README as a front door, against the things it describes: at most 300
+//! lines, the minimum Rust it states is Cargo.toml's `rust-version` and what
+//! the locked dependencies need, it installs in one command, it gives the two
+//! commands of a fresh clone, and it links to a guide for every verb and to
+//! every page of docs/. What it and those pages quote (figures, transcripts)
+//! is checked in docs.rs.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -84,165 +85,91 @@ fn the_readme_installs_the_binary_in_one_command() {
     let manifest = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
     assert!(manifest.contains("name = \"headroom\""));
     assert!(root().join("src/main.rs").is_file());
-}
-
-#[test]
-fn every_section_with_measured_figures_names_their_source() {
-    // A figure with a unit in the prose (sizes in a code block are the
-    // command's inputs or its printed output); a source anywhere in the
-    // section, code blocks included (`$ headroom calibrate` above its output).
-    let figure =
-        regex::Regex::new(r"\d[\d,.]*\s?(%|ms\b|ns\b|s\b|MiB|GiB|KiB|GB\b|MB\b|KB\b|B\b)").unwrap();
-    let sources = [
-        "`cargo ",
-        "`headroom ",
-        "$ cargo ",
-        "$ headroom ",
-        "benches/",
-        "examples/",
-        "tests/",
-        "src/",
-        ".ci/",
-        "docs/",
-        "seeds/",
-        "profiles/",
-        ".cpp",
-    ];
-    struct Section {
-        heading: String,
-        prose: String,
-        all: String,
-    }
-    let text = readme();
-    let mut sections = vec![Section {
-        heading: "(top)".into(),
-        prose: String::new(),
-        all: String::new(),
-    }];
-    let mut in_code = false;
-    for line in text.lines() {
-        if line.starts_with("```") {
-            in_code = !in_code;
-        }
-        if !in_code && line.starts_with('#') {
-            sections.push(Section {
-                heading: line.to_string(),
-                prose: String::new(),
-                all: String::new(),
-            });
-            continue;
-        }
-        let s = sections.last_mut().unwrap();
-        if !in_code {
-            s.prose.push_str(line);
-            s.prose.push('\n');
-        }
-        s.all.push_str(line);
-        s.all.push('\n');
-    }
-    let missing: Vec<&str> = sections
-        .iter()
-        .filter(|s| figure.is_match(&s.prose))
-        .filter(|s| !sources.iter().any(|m| s.all.contains(m)))
-        .map(|s| s.heading.as_str())
-        .collect();
+    // Beside it, pip: pyproject.toml builds the binary into a wheel.
     assert!(
-        missing.is_empty(),
-        "sections quoting figures without naming where they come from: {missing:?}"
+        text.lines().any(|l| l.trim() == "pip install ."),
+        "no `pip install .`"
     );
+    let pyproject = std::fs::read_to_string(root().join("pyproject.toml")).unwrap();
+    assert!(pyproject.contains("requires = [\"maturin>=1,<2\"]"));
+    assert!(pyproject.contains("bindings = \"bin\""));
 }
 
-/// The README's transcripts of `plan`, `check` and `diagnose` (a code block
-/// that is one `$ headroom ...` line and its whole output) are what the
-/// binary prints today: a changed estimate or message makes this fail until
-/// the transcript is regenerated. Excerpts (`...`) are skipped.
+/// The front door stays short: what headroom is, how to install it, the two
+/// commands, the three workflows, the accuracy and the way into docs/.
 #[test]
-fn the_readme_transcripts_are_what_the_binary_prints() {
+fn the_readme_is_a_front_door_with_the_two_commands_and_three_workflows() {
     let text = readme();
-    let mut checked = 0;
-    let mut block: Option<Vec<&str>> = None;
-    for line in text.lines() {
-        if line.starts_with("```") {
-            match block.take() {
-                None => block = Some(vec![]),
-                Some(b) => checked += check_transcript(&b) as usize,
-            }
-            continue;
-        }
-        if let Some(b) = block.as_mut() {
-            b.push(line);
-        }
-    }
-    assert!(checked >= 3, "only {checked} transcripts found");
-}
-
-/// Runs the block's command and compares; false when the block is not a
-/// whole transcript of a deterministic verb.
-fn check_transcript(block: &[&str]) -> bool {
-    let Some(cmd) = block.first().and_then(|l| l.strip_prefix("$ headroom ")) else {
-        return false;
-    };
-    let args: Vec<&str> = cmd.split_whitespace().collect();
-    let deterministic = ["plan", "check", "diagnose"].contains(&args[0]);
-    let whole = block[1..]
-        .iter()
-        .all(|l| !l.starts_with("$ ") && !l.trim_start().starts_with("..."));
-    if !deterministic || !whole || block.len() < 2 {
-        return false;
-    }
-    let out = crate::util::headroom()
-        .args(&args)
-        .current_dir(root())
-        .output()
-        .unwrap();
-    let got =
-        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
-    assert_eq!(
-        got.trim_end(),
-        block[1..].join("\n").trim_end(),
-        "README transcript of `headroom {cmd}` is stale"
-    );
-    true
-}
-
-/// The seed-story table's peak column is `plan <job> --format json`'s peak
-/// (host, or GPU where the row says GPU) and the phase it names.
-#[test]
-fn the_seed_table_peaks_are_what_plan_predicts() {
-    let text = readme();
-    // The table's rows name a job and its settings: "| `seed-001-fix` (256G, ...".
-    let rows: Vec<&str> = text
-        .lines()
-        .filter(|l| {
-            let mut parts = l.split('`').skip(1);
-            let job = parts.next().unwrap_or("");
-            job.starts_with("seed-")
-                && !job.contains(' ')
-                && parts.next().is_some_and(|r| r.starts_with(" ("))
-        })
-        .collect();
-    assert!(rows.len() >= 6, "{rows:?}");
-    for row in rows {
-        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
-        let job = cells[1].split('`').nth(1).unwrap();
-        let r =
-            crate::util::json_of(crate::util::headroom().args(["plan", job, "--format", "json"]));
-        let want = if cells[2].ends_with("GPU") {
-            format!(
-                "{} GPU",
-                headroom::units::fmt_bytes(r["peak_gpu_bytes"].as_u64().unwrap())
-            )
-        } else {
-            format!(
-                "{} ({}",
-                headroom::units::fmt_bytes(r["peak_host_bytes"].as_u64().unwrap()),
-                r["peak_phase"].as_str().unwrap()
-            )
-        };
+    let lines = text.lines().count();
+    assert!(lines <= 300, "README.md has {lines} lines (at most 300)");
+    // The two commands of a fresh clone, as .ci/run runs the second.
+    for cmd in [
+        "cargo run --release -- plan ogbn-papers100m --mem 256G",
+        "cargo test",
+    ] {
         assert!(
-            cells[2].starts_with(&want),
-            "{job}: README says {:?}, plan says {want:?}",
-            cells[2]
+            text.lines().any(|l| l.trim() == cmd),
+            "README does not give `{cmd}` on a line of its own"
         );
     }
+    let ci = std::fs::read_to_string(root().join(".ci/run")).unwrap();
+    assert!(ci.lines().any(|l| l.trim() == "cargo test"), "{ci}");
+    for workflow in [
+        "## Before submitting",
+        "## After a failure",
+        "## During a run",
+    ] {
+        assert!(text.contains(workflow), "README lacks {workflow:?}");
+    }
+    // The headline figure sits where the lead replaces it (issue 22).
+    assert!(text.contains("<!-- HEADLINE ACCURACY"));
+}
+
+/// One guide per verb and the pages of depth, linked from the README; every
+/// relative link in the README and in docs/ leads to a file that exists,
+/// except the pages other branches add (scripts, diagnose accuracy, Slurm).
+#[test]
+fn every_guide_is_linked_and_every_link_resolves() {
+    let text = readme();
+    for page in [
+        "plan",
+        "check",
+        "diagnose",
+        "watch",
+        "calibrate",
+        "simulate-alloc",
+        "model",
+        "accuracy",
+        "slurm",
+        "limits",
+        "probe",
+        "scripts",
+        "diagnose-accuracy",
+    ] {
+        let link = format!("(docs/{page}.md)");
+        assert!(text.contains(&link), "README does not link {link}");
+    }
+    let coming = [
+        "docs/scripts.md",
+        "docs/diagnose-accuracy.md",
+        "docs/slurm.md",
+    ];
+    let link = regex::Regex::new(r"\]\(([^)#\s]+)(#[^)]*)?\)").unwrap();
+    let mut broken = Vec::new();
+    for (page, body) in crate::docs::pages() {
+        let dir = page.parent().unwrap().to_path_buf();
+        for m in link.captures_iter(&body) {
+            let target = &m[1];
+            if target.contains("://") {
+                continue;
+            }
+            let path = dir.join(target);
+            let rel = path.strip_prefix(root()).unwrap_or(&path).to_path_buf();
+            let rel = rel.to_string_lossy().replace("docs/../", "");
+            if !path.exists() && !coming.contains(&rel.as_str()) {
+                broken.push(format!("{}: {target}", page.display()));
+            }
+        }
+    }
+    assert!(broken.is_empty(), "links to nothing: {broken:?}");
 }
