@@ -28,8 +28,11 @@ pub struct CgroupMemory {
     pub usage: Option<u64>,
     /// Highest charge so far (v1 `memory.max_usage_in_bytes`, v2 `memory.peak`, 5.19+).
     pub peak: Option<u64>,
-    /// The hard limit; `None` also when unlimited.
+    /// The hard limit in force: the smallest along the cgroup's ancestry
+    /// (see [`CgroupReader::effective_limit`]); `None` also when unlimited.
     pub limit: Option<u64>,
+    /// Where that limit is set: a directory, or v1's memory.stat.
+    pub limit_from: Option<String>,
     /// Processes killed by this cgroup's OOM killer (v1 `memory.oom_control`, v2 `memory.events`).
     pub oom_kill: Option<u64>,
     /// Anonymous memory (v1 `total_rss`, v2 `anon`).
@@ -102,10 +105,12 @@ impl CgroupReader {
             CgroupVersion::V1 => {
                 let stat = read_optional(&self.dir.join("memory.stat")).unwrap_or_default();
                 let oom = read_optional(&self.dir.join("memory.oom_control")).unwrap_or_default();
+                let eff = self.effective_limit(&stat);
                 CgroupMemory {
                     usage: self.num("memory.usage_in_bytes"),
                     peak: self.num("memory.max_usage_in_bytes"),
-                    limit: self.num("memory.limit_in_bytes").filter(|&l| l < UNLIMITED),
+                    limit: eff.as_ref().map(|(l, _)| *l),
+                    limit_from: eff.map(|(_, from)| from),
                     oom_kill: flat_field(&oom, "oom_kill"),
                     anon: flat_field(&stat, "total_rss"),
                     file: flat_field(&stat, "total_cache"),
@@ -115,17 +120,80 @@ impl CgroupReader {
             CgroupVersion::V2 => {
                 let stat = read_optional(&self.dir.join("memory.stat")).unwrap_or_default();
                 let events = read_optional(&self.dir.join("memory.events")).unwrap_or_default();
+                let eff = self.effective_limit("");
                 CgroupMemory {
                     usage: self.num("memory.current"),
                     peak: self.num("memory.peak"),
-                    // "max" does not parse: unlimited reads as None.
-                    limit: self.num("memory.max"),
+                    limit: eff.as_ref().map(|(l, _)| *l),
+                    limit_from: eff.map(|(_, from)| from),
                     oom_kill: flat_field(&events, "oom_kill"),
                     anon: flat_field(&stat, "anon"),
                     file: flat_field(&stat, "file"),
                     shmem: flat_field(&stat, "shmem"),
                 }
             }
+        }
+    }
+
+    /// The hard limit in force and where it is set. The kernel charges a
+    /// page to every ancestor, so the smallest limit along the ancestry
+    /// kills first: Slurm sets `--mem` on `job_N` (and `step_*`), not on
+    /// `task_N` where the processes are. The walk goes up while the parent
+    /// has the limit file (v2's root has no memory.max; above a mount there
+    /// is none). v1's memory.stat also gives the kernel's own minimum,
+    /// `hierarchical_memory_limit`, which sees ancestors above a bind mount
+    /// or namespace; `v1_stat` is that text ("" for v2).
+    pub fn effective_limit(&self, v1_stat: &str) -> Option<(u64, String)> {
+        let file = match self.version {
+            CgroupVersion::V1 => "memory.limit_in_bytes",
+            CgroupVersion::V2 => "memory.max",
+        };
+        let mut best: Option<(u64, String)> = None;
+        let mut dir = Some(self.dir.as_path());
+        while let Some(d) = dir {
+            let Some(text) = read_optional(&d.join(file)) else {
+                break;
+            };
+            // v2's "max" does not parse: unlimited.
+            if let Ok(limit) = text.trim().parse::<u64>()
+                && limit < UNLIMITED
+                && best.as_ref().is_none_or(|(b, _)| limit < *b)
+            {
+                best = Some((limit, d.join(file).display().to_string()));
+            }
+            dir = d.parent();
+        }
+        if let Some(h) = flat_field(v1_stat, "hierarchical_memory_limit")
+            && h < UNLIMITED
+            && best.as_ref().is_none_or(|(b, _)| h < *b)
+        {
+            best = Some((
+                h,
+                format!(
+                    "{} hierarchical_memory_limit (an ancestor above the mount)",
+                    self.dir.join("memory.stat").display()
+                ),
+            ));
+        }
+        best
+    }
+
+    /// Only the kernel's own peak counter (v1 `memory.max_usage_in_bytes`,
+    /// v2 `memory.peak`, kernel 5.19+): one small file, read at every
+    /// sample of an attached job so that its last value survives Slurm
+    /// removing the directory.
+    pub fn read_peak(&self) -> Option<u64> {
+        match self.version {
+            CgroupVersion::V1 => self.num("memory.max_usage_in_bytes"),
+            CgroupVersion::V2 => self.num("memory.peak"),
+        }
+    }
+
+    /// The peak counter's file name, for saying which reading a figure is.
+    pub fn peak_file(&self) -> &'static str {
+        match self.version {
+            CgroupVersion::V1 => "memory.max_usage_in_bytes",
+            CgroupVersion::V2 => "memory.peak",
         }
     }
 

@@ -28,6 +28,7 @@ pub mod job_cgroup;
 pub mod kmsg;
 pub mod proc_text;
 pub mod procfs;
+pub mod slurm_cgroup;
 pub mod statm_fds;
 pub mod tree;
 

@@ -18,7 +18,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use super::cli::{Outputs, WatchArgs};
-use super::finish::{Ended, finish};
+use super::finish::{CounterReads, Ended, finish};
 use super::record::Recorder;
 use super::run::Files;
 use super::sample::Sampler;
@@ -29,6 +29,7 @@ use crate::collect::gpu::GpuReader;
 use crate::collect::job_cgroup;
 use crate::collect::kmsg::{KernelLog, about_pids};
 use crate::collect::procfs::ProcReader;
+use crate::collect::slurm_cgroup;
 use crate::collect::tree::TreeSampler;
 use crate::error::{Error, Result};
 
@@ -62,10 +63,14 @@ fn resolve(args: &WatchArgs, proc: &ProcReader) -> Result<Target> {
             format!("cgroup {}", dir.display()),
             job_cgroup::open_dir(dir).map_err(Error::bad)?,
         ),
-        (None, Some(job)) => (
-            format!("Slurm job {job}"),
-            job_cgroup::slurm_job(&args.cgroup_root, job).map_err(Error::bad)?,
-        ),
+        (None, Some(job)) => {
+            let (cg, how) = slurm_cgroup::find(job, &args.cgroup_root).map_err(Error::bad)?;
+            eprintln!(
+                "headroom: Slurm job {job}: cgroup {}, found {how}",
+                cg.dir().display()
+            );
+            (format!("Slurm job {job}"), cg)
+        }
         (None, None) => return Err(Error::bad("nothing to attach to")),
     };
     Ok(Target {
@@ -106,6 +111,10 @@ pub fn watch(
     let mut rec = Recorder::new(timeline, args, target.name.clone());
     let mut seen = BTreeSet::new();
     let mut last_oom = oom_before;
+    let mut counters = CounterReads {
+        limit_from: target.cgroup.as_ref().and_then(|c| c.read().limit_from),
+        ..CounterReads::default()
+    };
     let started = Instant::now();
     let detached = loop {
         let tick = Instant::now();
@@ -115,8 +124,18 @@ pub fn watch(
             break false;
         }
         seen.extend(sampler.last_pids.iter().copied());
+        // Slurm removes task_N (where v1 counts the kill) and then the job's
+        // directory as soon as the job ends: the counters are read at every
+        // sample and their highest value kept, since a count that drops
+        // only lost a directory.
         if let Some(n) = target.cgroup.as_ref().and_then(job_cgroup::oom_kills) {
-            last_oom = Some(n);
+            last_oom = Some(last_oom.map_or(n, |o| o.max(n)));
+            counters.oom_read_at = Some(t_s);
+        }
+        if let Some(p) = target.cgroup.as_ref().and_then(|c| c.read_peak())
+            && counters.peak.is_none_or(|(q, _)| p >= q)
+        {
+            counters.peak = Some((p, t_s));
         }
         rec.record(s);
         if super::child::forwarded_signal().is_some() {
@@ -127,11 +146,14 @@ pub fn watch(
     let duration = started.elapsed().as_secs_f64();
     rec.finish();
     // The directory may be gone with the job: then the last count stands.
-    let oom_after = target
-        .cgroup
-        .as_ref()
-        .and_then(job_cgroup::oom_kills)
-        .or(last_oom);
+    let gone = target.cgroup.as_ref().is_some_and(|c| !c.dir().is_dir());
+    let oom_after = match target.cgroup.as_ref().and_then(job_cgroup::oom_kills) {
+        Some(n) if !gone => {
+            counters.oom_read_at = None;
+            Some(last_oom.map_or(n, |o| o.max(n)))
+        }
+        _ => last_oom,
+    };
     let pids: Vec<u32> = seen.into_iter().collect();
     let kernel_lines = kernel
         .as_mut()
@@ -165,5 +187,6 @@ pub fn watch(
         stop: Default::default(),
         attached: Some((target.name, detached)),
         phases: Vec::new(),
+        counters: Some(counters),
     })
 }

@@ -55,6 +55,21 @@ pub struct Ended<'a> {
     pub attached: Option<(String, bool)>,
     /// The probe's phases, (from, to, name) in seconds after the start.
     pub phases: Vec<(f64, f64, String)>,
+    /// An attached watch's reads of the kernel's counters during the run.
+    pub counters: Option<CounterReads>,
+}
+
+/// What an attached watch read of the kernel's counters while the job ran.
+/// Slurm removes the job's cgroup when it ends, often before the last read,
+/// so the end says which reading each figure rests on.
+#[derive(Debug, Clone, Default)]
+pub struct CounterReads {
+    /// The peak counter's highest value and when it was read (s).
+    pub peak: Option<(u64, f64)>,
+    /// When the oom_kill counter was last read (s); `None`: at the end.
+    pub oom_read_at: Option<f64>,
+    /// Where the limit in force was set, read when the watch began.
+    pub limit_from: Option<String>,
 }
 
 /// Summarizes, explains, cleans up and returns the job's exit code.
@@ -77,6 +92,7 @@ pub fn finish(e: Ended<'_>) -> Result<ExitCode> {
         stop,
         attached,
         phases,
+        counters,
     } = e;
     let Recorder {
         samples,
@@ -91,6 +107,12 @@ pub fn finish(e: Ended<'_>) -> Result<ExitCode> {
         (Some(a), Some(b)) => Some(b.saturating_sub(a)),
         _ => None,
     };
+    let readings = super::counters::Readings::new(
+        cgroup.as_ref(),
+        end.as_ref(),
+        counters.as_ref(),
+        args.interval.as_millis() as u64,
+    );
     let why = verdict(&EndEvidence {
         exit,
         oom_kill_delta,
@@ -106,6 +128,12 @@ pub fn finish(e: Ended<'_>) -> Result<ExitCode> {
             reason: format!("headroom stopped watching {target}; it was still running"),
         },
         _ => why,
+    };
+    // An attached job's end rests on what could be read: "certain" only
+    // with the counter that proves it.
+    let why = match &counters {
+        Some(_) => readings.judge(why, oom_kill_delta, end.as_ref().and_then(|m| m.limit)),
+        None => why,
     };
     let cpu = own_cpu_seconds();
     let summary = WatchSummary {
@@ -127,7 +155,13 @@ pub fn finish(e: Ended<'_>) -> Result<ExitCode> {
         peak_pss_bytes: peaks.get("pss_sum"),
         peak_uss_bytes: peaks.get("uss_sum"),
         peak_cgroup_bytes: peaks.get("cgroup_usage"),
-        cgroup_kernel_peak_bytes: end.as_ref().and_then(|m| m.peak),
+        cgroup_kernel_peak_bytes: readings.peak,
+        cgroup_kernel_peak_source: readings.peak_source.clone(),
+        oom_kill_source: readings.oom_source.clone(),
+        cgroup_limit_from: end
+            .as_ref()
+            .and_then(|m| m.limit_from.clone())
+            .or(counters.as_ref().and_then(|c| c.limit_from.clone())),
         peak_gpu_bytes: peaks.get("gpu_used"),
         max_processes: peaks.max_processes,
         shared_share: peaks.pss_over_rss_at_peak.map(|r| (1.0 - r).max(0.0)),

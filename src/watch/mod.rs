@@ -17,6 +17,7 @@ pub mod child;
 pub mod cli;
 mod cli_parse;
 pub mod compress;
+pub mod counters;
 pub mod finish;
 mod guard;
 pub mod plot;

@@ -182,6 +182,7 @@ pub fn watch(
         began,
         stop: stop.evidence(),
         attached: None,
+        counters: None,
         phases: files
             .probe_run
             .as_ref()

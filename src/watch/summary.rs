@@ -130,8 +130,15 @@ pub struct WatchSummary {
     pub peak_uss_bytes: Option<u64>,
     /// Highest cgroup usage headroom sampled.
     pub peak_cgroup_bytes: Option<u64>,
-    /// The cgroup's own peak counter at the end (v1 max_usage_in_bytes, v2 memory.peak).
+    /// The cgroup's own peak counter (v1 max_usage_in_bytes, v2 memory.peak):
+    /// at the end, or its last read before Slurm removed the cgroup.
     pub cgroup_kernel_peak_bytes: Option<u64>,
+    /// Which reading that peak is (at the end, last read at T s, none).
+    pub cgroup_kernel_peak_source: Option<String>,
+    /// Which reading the oom_kill count is.
+    pub oom_kill_source: Option<String>,
+    /// Where the limit in force is set (the smallest along the ancestry).
+    pub cgroup_limit_from: Option<String>,
     /// Highest GPU memory in use (NVML); null without a driver.
     pub peak_gpu_bytes: Option<u64>,
     /// Most processes alive at once (main + workers).
@@ -216,6 +223,15 @@ impl Report for WatchSummary {
             )?;
             if let Some(scope) = &self.cgroup_scope {
                 writeln!(w, "  ({scope})")?;
+            }
+            if let Some(from) = &self.cgroup_limit_from {
+                writeln!(w, "  limit set in {from}")?;
+            }
+            if let Some(src) = &self.cgroup_kernel_peak_source {
+                writeln!(w, "  kernel peak: {src}")?;
+            }
+            if let Some(src) = &self.oom_kill_source {
+                writeln!(w, "  oom_kill: {src}")?;
             }
         }
         writeln!(w, "gpu: {}", self.gpu)?;

@@ -17,16 +17,20 @@ struct Scenario {
     want: &'static [(&'static str, &'static str)],
 }
 
-fn repo() -> PathBuf {
+pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn script(name: &str) -> String {
+pub fn script(name: &str) -> String {
     repo().join("tests/slurm").join(name).display().to_string()
 }
 
+/// One cluster at a time on a machine (its ports, munged's socket): every
+/// test that starts one holds this.
+pub static ONE_CLUSTER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Starts the cluster; `Err` carries the reason it could not.
-fn start(dir: &Path, mode: &str) -> Result<String, String> {
+pub fn start(dir: &Path, mode: &str) -> Result<String, String> {
     let out = Command::new("bash")
         .arg(script("cluster.sh"))
         .args(["start", &dir.display().to_string(), mode])
@@ -44,7 +48,7 @@ fn start(dir: &Path, mode: &str) -> Result<String, String> {
 }
 
 /// Ends the cluster's processes (by the pids it recorded) when dropped.
-struct Cluster(PathBuf);
+pub struct Cluster(pub PathBuf);
 
 impl Drop for Cluster {
     fn drop(&mut self) {
@@ -126,6 +130,7 @@ const POLLED: &[(&str, &str)] = &[
 
 #[test]
 fn real_slurm_jobs_are_diagnosed_from_every_input() {
+    let _one = ONE_CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path().join("cluster");
     let jobs = tmp.path().join("jobs");

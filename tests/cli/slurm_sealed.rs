@@ -126,3 +126,20 @@ fn the_sealed_slurm_verdicts_say_what_they_read() {
     let exit3 = verdict("exit-3", "sacct");
     assert!(exit3.contains("exit status 3"), "{exit3}");
 }
+
+/// A job Slurm stopped has `0:0` on its own row and the SIGTERM on its batch
+/// step's (`2.batch|batch|CANCELLED|0:15`): the exit line gives the step's
+/// signal, not "exited normally". A job that ended itself keeps its own row.
+#[test]
+fn a_stopped_jobs_exit_line_is_its_batch_steps_signal() {
+    let root = fixture("slurm/real");
+    let exit = |job: &str, input: &str| {
+        let v = diagnose_files(&input_files(&root.join(job), input)).expect("diagnose");
+        v["exit"]["raw"].as_str().unwrap_or("-").to_string()
+    };
+    assert_eq!(exit("time-limit", "sacct"), "0:15");
+    assert_eq!(exit("time-limit", "all"), "0:15");
+    assert_eq!(exit("success", "sacct"), "0:0");
+    assert_eq!(exit("exit-3", "sacct"), "3:0");
+    assert_eq!(exit("oom-main", "sacct"), "0:125");
+}

@@ -40,6 +40,9 @@ struct Table {
     max_rss: Option<usize>,
     req_mem: Option<usize>,
     job_id: Option<usize>,
+    /// The job's own row was stopped with `0:0` (TIMEOUT, CANCELLED): its
+    /// signal is on the batch step's row, read next.
+    signal_on_step: bool,
 }
 
 impl Table {
@@ -51,6 +54,7 @@ impl Table {
             max_rss: None,
             req_mem: None,
             job_id: None,
+            signal_on_step: false,
         };
         for (i, name) in names.enumerate() {
             let slot = match name.trim().to_ascii_lowercase().as_str() {
@@ -82,7 +86,7 @@ impl Table {
         }
     }
 
-    fn row(&self, at: &Location<'_>, line: &str, out: &mut Sink<'_>) {
+    fn row(&mut self, at: &Location<'_>, line: &str, out: &mut Sink<'_>) {
         let fields = self.fields(line);
         let get = |i: Option<usize>| i.and_then(|i| fields.get(i)).copied();
         let job_id = get(self.job_id)
@@ -107,9 +111,19 @@ impl Table {
         }
         // The allocation's own row (no `.batch`/`.0`) carries the job's status.
         let is_job_row = get(self.job_id).is_none_or(|id| !id.contains('.'));
-        if let (true, Some(code)) = (is_job_row, get(self.exit_code))
-            && let Ok(status) = ExitStatus::parse(code)
-        {
+        let state = get(self.state).unwrap_or("");
+        let Some(status) = get(self.exit_code).and_then(|c| ExitStatus::parse(c).ok()) else {
+            return;
+        };
+        if is_job_row {
+            // Slurm writes 0:0 on a job it stopped (TIMEOUT, CANCELLED by
+            // UID); the SIGTERM it sent is on the batch step's row.
+            self.signal_on_step = status.code == Some(0)
+                && status.signal.is_none()
+                && !state.is_empty()
+                && !state.starts_with("COMPLETED");
+            out.exit_status(status, at, line);
+        } else if status.signal.is_some() && std::mem::take(&mut self.signal_on_step) {
             out.exit_status(status, at, line);
         }
     }
@@ -186,7 +200,7 @@ impl SacctReader {
             self.pending = Some(line.to_string());
             return true;
         }
-        if let Some(table) = &self.table {
+        if let Some(table) = &mut self.table {
             let row = match table.layout {
                 Layout::Pipes => line.contains('|'),
                 Layout::Fixed(_) => !line.trim().is_empty(),
