@@ -154,7 +154,17 @@ fn v2_limit_and_peak_come_from_memory_max_and_memory_peak() {
     let job = scope.join("job_9");
     let task = job.join("step_batch/user/task_0");
     std::fs::create_dir_all(&task).unwrap();
-    for (dir, max) in [(&scope, "max\n"), (&job, "314572800\n"), (&task, "max\n")] {
+    // Every non-root v2 cgroup with the memory controller has memory.max
+    // (the kernel creates it), the intermediate step_batch and user too.
+    let step = job.join("step_batch");
+    let user = step.join("user");
+    for (dir, max) in [
+        (&scope, "max\n"),
+        (&job, "314572800\n"),
+        (&step, "max\n"),
+        (&user, "max\n"),
+        (&task, "max\n"),
+    ] {
         std::fs::write(dir.join("memory.max"), max).unwrap();
         std::fs::write(dir.join("memory.current"), "4096\n").unwrap();
     }

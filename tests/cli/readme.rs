@@ -121,8 +121,20 @@ fn the_readme_is_a_front_door_with_the_two_commands_and_three_workflows() {
     ] {
         assert!(text.contains(workflow), "README lacks {workflow:?}");
     }
-    // The headline figure sits where the lead replaces it (issue 22).
-    assert!(text.contains("<!-- HEADLINE ACCURACY"));
+    // The headline is the held-out figure, and it is the one the sealed
+    // set's own record gives (its first score, committed with its runs).
+    assert!(text.contains("**Accuracy, on data held out from every fit.**"));
+    let sealed =
+        std::fs::read_to_string(root().join("tests/fixtures/pyg/draws/README.md")).unwrap();
+    let first = sealed
+        .lines()
+        .find(|l| l.starts_with("| cgroup | 33 |"))
+        .expect("the sealed set's first score row");
+    let median = first.split('|').nth(3).unwrap().trim();
+    assert!(
+        text.contains(&format!("**{median} off at the median**")),
+        "README's headline is not the sealed set's first score ({median})"
+    );
 }
 
 /// One guide per verb and the pages of depth, linked from the README; every
