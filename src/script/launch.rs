@@ -337,7 +337,10 @@ fn options(words: &[String]) -> Vec<(String, String)> {
                 None => out.push((long.to_string(), String::new())),
             }
         } else if let Some(short) = w.strip_prefix('-') {
-            let (k, v) = short.split_at(short.len().min(1));
+            // The option letter is one character, not one byte: a mangled
+            // or non-ASCII directive must not split a character in two.
+            let first = short.chars().next().map_or(0, char::len_utf8);
+            let (k, v) = short.split_at(first);
             if !v.is_empty() {
                 out.push((k.to_string(), v.trim_start_matches('=').to_string()));
             } else if i < words.len() {
