@@ -323,7 +323,7 @@ pub fn search(job: &Job, coeffs: &Coefficients, mut verify: Option<Verify>) -> S
         }
         for f in &free {
             let preprocessing = f.is_sorted && !req.is_sorted;
-            if !corner_fits[usize::from(f.is_sorted && !req.is_sorted)] {
+            if !corner_fits[usize::from(preprocessing)] {
                 continue;
             }
             if !searching_best && (preprocessing || !searching_alt) {
