@@ -104,7 +104,7 @@ def load(a, marks):
     os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
     os.close(fd)
     edge_index = d["edge_index"]
-    if a.to_undirected:
+    if a.to_undirected and not graph.presorted_undirected(a):
         edge_index = to_undirected(edge_index, num_nodes=a.nodes)
     if a.is_sorted == "sort":
         edge_index = edge_index[:, torch.argsort(edge_index[1], stable=True)]

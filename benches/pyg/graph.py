@@ -27,11 +27,23 @@ import torch
 CACHE = os.environ.get("HEADROOM_PYG_CACHE", "/tmp/headroom-pyg-graphs")
 
 
+def presorted_undirected(args):
+    """`--is-sorted given` with `--to-undirected`: the stored edge_index is
+    what a preprocessing step saved, made undirected and then sorted by
+    destination; the run loads it as is (PyG's to_undirected sorts by source,
+    so calling it after a sorted file would hand is_sorted=True an unsorted
+    edge_index)."""
+    return args.sorted_input and getattr(args, "to_undirected", False)
+
+
 def key(args):
     """A file name for the graph the arguments describe."""
     fields = (args.graph, args.nodes, args.edges, args.features, args.dtype,
               args.classes, args.exponent, args.sorted_input, args.train,
               args.valid, args.test, args.seed)
+    if presorted_undirected(args):
+        # The one-off step's output: made undirected, then sorted, and saved.
+        fields += ("undirected",)
     digest = hashlib.sha1(repr(fields).encode()).hexdigest()[:12]
     return os.path.join(CACHE, f"{args.graph}-{args.nodes}-{args.edges}-{digest}.pt")
 
@@ -117,7 +129,13 @@ def build(args):
         dst = rng.integers(0, n, size=e, dtype=np.int64)
     else:
         src, dst = _powerlaw(rng, n, e, args.exponent)
+    if presorted_undirected(args):
+        from torch_geometric.utils import to_undirected
+        ei = to_undirected(torch.from_numpy(np.stack([src, dst])), num_nodes=n).numpy()
+        src, dst = ei[0].copy(), ei[1].copy()
+        del ei
     info = describe(dst, n, src)
+    info["edges"] = int(dst.shape[0])
     if args.sorted_input:
         order = np.argsort(dst, kind="stable")
         src, dst = src[order], dst[order]

@@ -35,22 +35,27 @@ PHASES = ["runtime", "load", "build_loaders", "train", "evaluate"]
 def job_spec(a, info):
     """The headroom job spec of the run `a` (parsed case arguments)."""
     # The histogram of the graph the sampler samples (after to_undirected).
-    src = info["undirected"] if a.to_undirected else info
+    # A presorted undirected file is already what the sampler samples: the
+    # run loads it as is, with the undirected graph's edges.
+    import graph
+    pre = graph.presorted_undirected(a)
+    undirected = a.to_undirected and not pre
+    src = info["undirected"] if undirected else info
     degree = {"counts": src["histogram"], "degree_sums": src["histogram_degree_sums"]}
-    if not a.to_undirected:
+    if not undirected:
         degree["out_counts"] = src["out_histogram"]
         degree["out_degree_sums"] = src["out_histogram_degree_sums"]
         degree["reached_counts"] = src["reached_histogram"]
         degree["reached_degree_sums"] = src["reached_histogram_degree_sums"]
     dataset = {
         "name": f"{a.graph}-{a.nodes}-{a.edges}",
-        "nodes": a.nodes, "edges": a.edges, "undirected": False,
+        "nodes": a.nodes, "edges": info["edges"] if pre else a.edges, "undirected": False,
         "features": a.features, "feature_dtype": a.dtype, "classes": a.classes,
         "label_dtype": "int64",
         "splits": {"train": a.train, "valid": a.valid, "test": a.test},
         "degree_histogram": degree,
     }
-    if a.to_undirected:
+    if undirected:
         dataset["undirected_edges"] = info["undirected"]["edges"]
     loader = {
         "batch_size": a.batch, "fanout": a.fanout, "num_workers": a.workers,
@@ -64,7 +69,7 @@ def job_spec(a, info):
         loader["eval_batch_size"] = a.eval_batch
     if a.eval_workers is not None:
         loader["eval_num_workers"] = a.eval_workers
-    load = {"to_undirected": a.to_undirected}
+    load = {"to_undirected": undirected}
     if a.is_sorted == "sort":
         load["sort_edges"] = True
     return {
@@ -180,7 +185,8 @@ def measure(c, headroom, limit, interval, bisect, timeout=None):
     import graph
     with open(graph.key(a) + ".json") as f:
         info = json.load(f)
-    if a.to_undirected:
+    undirected = a.to_undirected and not graph.presorted_undirected(a)
+    if undirected:
         info["undirected"] = graph.undirected_info(graph.key(a), a.nodes)
     with tempfile.TemporaryDirectory() as work:
         code, rows, marks, stats, t0, err = run_once(headroom, argv, limit, work, interval, timeout)
@@ -201,7 +207,7 @@ def measure(c, headroom, limit, interval, bisect, timeout=None):
         for m in marks:
             if m["phase"] == "load" and m["event"] == "end":
                 loaded_edges = m.get("edges")
-        if a.to_undirected and loaded_edges != info["undirected"]["edges"]:
+        if undirected and loaded_edges != info["undirected"]["edges"]:
             raise RuntimeError(f"{c['id']}: to_undirected gave {loaded_edges} edges in the run, "
                                f"{info['undirected']['edges']} when described")
         row = {
@@ -230,7 +236,7 @@ def respec(path):
             graph.build(a)
             with open(graph.key(a) + ".json") as g:
                 info = json.load(g)
-            if a.to_undirected:
+            if a.to_undirected and not graph.presorted_undirected(a):
                 info["undirected"] = graph.undirected_info(graph.key(a), a.nodes)
             row["job"] = job_spec(a, info)
             rows.append(row)
