@@ -9,7 +9,7 @@
 //! rehearsal limits RAM like Slurm's ConstrainRAMSpace, and changing swap
 //! would change the parent's behaviour too.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::cgroup::{CgroupReader, CgroupVersion};
@@ -114,19 +114,19 @@ pub fn remove_stale(parent: &CgroupReader, prefix: &str) -> Vec<PathBuf> {
         else {
             continue;
         };
-        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-        if comm.trim() == "headroom" {
-            continue;
-        }
         let mut cg = LimitCgroup {
             reader: CgroupReader::with_root(entry.path(), parent.version()),
             removed: false,
         };
-        let procs = std::fs::read_to_string(cg.procs_path()).unwrap_or_default();
-        for p in procs
+        let procs: Vec<i32> = std::fs::read_to_string(cg.procs_path())
+            .unwrap_or_default()
             .split_whitespace()
             .filter_map(|p| p.parse::<i32>().ok())
-        {
+            .collect();
+        if owner_alive(Path::new("/proc"), pid, &procs) {
+            continue;
+        }
+        for &p in &procs {
             // A process inside a cgroup headroom made.
             let _ = nix::sys::signal::kill(
                 nix::unistd::Pid::from_raw(p),
@@ -141,6 +141,36 @@ pub fn remove_stale(parent: &CgroupReader, prefix: &str) -> Vec<PathBuf> {
     removed
 }
 
+/// Whether the headroom that made `headroom-watch-PID` still runs: PID is
+/// alive and is a headroom under any installed name (its comm starts with
+/// "headroom": `headroom-gnn`, a copy named after its commit) or is the
+/// parent of a process inside the cgroup. Checking for the exact comm
+/// "headroom" killed the job of a watch running from a renamed binary.
+/// A PID that names nothing, or another program (the PID reused), is stale.
+fn owner_alive(proc_root: &Path, pid: u32, procs: &[i32]) -> bool {
+    let Ok(comm) = std::fs::read_to_string(proc_root.join(format!("{pid}/comm"))) else {
+        return false;
+    };
+    comm.starts_with("headroom")
+        || procs.iter().any(|p| {
+            std::fs::read_to_string(proc_root.join(format!("{p}/stat")))
+                .ok()
+                .and_then(|s| parent_pid(&s))
+                == Some(pid)
+        })
+}
+
+/// The parent PID in a /proc/PID/stat line (after the parenthesised comm,
+/// which may itself hold spaces and parentheses).
+fn parent_pid(stat: &str) -> Option<u32> {
+    stat.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
 /// The one-line alternative for a systemd machine where headroom cannot
 /// write cgroups itself; `None` where systemd is not running.
 pub fn systemd_hint(limit_text: &str) -> Option<String> {
@@ -149,4 +179,56 @@ pub fn systemd_hint(limit_text: &str) -> Option<String> {
             "run it under systemd instead: systemd-run --user --scope -p MemoryMax={limit_text} -- headroom watch -- CMD"
         )
     })
+}
+
+#[cfg(test)]
+mod stale_tests {
+    use super::*;
+
+    /// A /proc stand-in: each (pid, comm, stat line).
+    fn proc_tree(entries: &[(u32, &str, &str)]) -> tempfile::TempDir {
+        let root = tempfile::tempdir().unwrap();
+        for (pid, comm, stat) in entries {
+            let d = root.path().join(pid.to_string());
+            std::fs::create_dir(&d).unwrap();
+            std::fs::write(d.join("comm"), format!("{comm}\n")).unwrap();
+            std::fs::write(d.join("stat"), stat).unwrap();
+        }
+        root
+    }
+
+    // Real /proc/PID/stat text (this machine's `cat`), pid and ppid edited.
+    const CHILD_OF_29480: &str = "29482 (python) R 29480 29480 22309 0 -1 4194304 102 0 0 0 0 0 0 0 20 0 1 0 2608304 3133440 410";
+    const ODD_COMM: &str =
+        "7 (a) b (c) S 29480 7 7 0 -1 4194304 102 0 0 0 0 0 0 0 20 0 1 0 2608304 3133440 410";
+
+    #[test]
+    fn a_watch_running_from_a_renamed_binary_is_alive() {
+        // comm is cut to 15 bytes: /work/bin/headroom-0573cbf shows so.
+        let root = proc_tree(&[(29480, "headroom-0573cb", "")]);
+        assert!(owner_alive(root.path(), 29480, &[]));
+        let root = proc_tree(&[(29480, "headroom-gnn", "")]);
+        assert!(owner_alive(root.path(), 29480, &[]));
+    }
+
+    #[test]
+    fn an_owner_that_is_the_parent_of_the_cgroups_process_is_alive_whatever_its_name() {
+        let root = proc_tree(&[(29480, "hr", ""), (29482, "python", CHILD_OF_29480)]);
+        assert!(owner_alive(root.path(), 29480, &[29482]));
+    }
+
+    #[test]
+    fn a_gone_or_reused_pid_is_stale() {
+        let root = proc_tree(&[(29480, "bash", ""), (29482, "python", CHILD_OF_29480)]);
+        assert!(!owner_alive(root.path(), 4194304, &[29482]));
+        // 29480 is bash now, and the cgroup's process is not its child.
+        assert!(!owner_alive(root.path(), 29480, &[]));
+    }
+
+    #[test]
+    fn the_parent_pid_is_read_past_a_comm_with_spaces_and_parentheses() {
+        assert_eq!(parent_pid(CHILD_OF_29480), Some(29480));
+        assert_eq!(parent_pid(ODD_COMM), Some(29480));
+        assert_eq!(parent_pid("garbage"), None);
+    }
 }
