@@ -11,8 +11,8 @@ batch that really fits with the advised other settings.
 
 One JSONL row per job, appended as soon as the job is done (resumable: a job
 already in --out or --capped is skipped). The batch steps: 2x the advised
-batch (capped at the train split, past which a larger batch is the same
-job); if that survives, 4x, and so on; if it is killed and --bisect is given,
+batch (capped at the job's own batch, which the advice never exceeds, and
+at the train split); if that survives, 4x, and so on; if it is killed and --bisect is given,
 bisection between the largest that survived and the smallest killed.
 Needs root (a child memory cgroup) and the venv of setup.sh.
 """
@@ -99,13 +99,13 @@ def under(headroom, argv, budget, interval, timeout):
     return code == 0, code, peak, round(time.time() - t, 1), "" if code == 0 else err[-300:]
 
 
-def batch_steps(headroom, argv, advised, train, budget, interval, timeout, bisect):
+def batch_steps(headroom, argv, advised, top, budget, interval, timeout, bisect):
     """Runs larger batches under the budget: the largest that survived and
     the smallest that was killed (None where none was), and each step."""
     steps, ok, bad = [], advised, None
     b = advised
-    while b < train:
-        b = min(2 * b, train)
+    while b < top:
+        b = min(2 * b, top)
         s = under(headroom, set_arg(argv, "--batch", b), budget, interval, timeout)
         steps.append({"batch": b, "survived": s[0], "exit": s[1], "peak": s[2], "seconds": s[3]})
         print(f"    batch {b}: {'survived' if s[0] else f'exit {s[1]}'}, peak {s[2] / 2**30:.2f} GiB",
@@ -148,8 +148,10 @@ def prove(c, a):
         print(f"    advised: {'survived' if s[0] else f'exit {s[1]}'}, peak/budget "
               f"{s[2] / budget:.2f}", flush=True)
         if s[0]:
-            train = case_mod.parse(adv).train
-            ok, bad, steps = batch_steps(a.headroom, adv, rec["batch_size"], train, budget,
+            # The advice never grows the batch past the job's own, so the
+            # largest that fits is sought up to it (and to the train split).
+            top = min(case_mod.parse(adv).train, case_mod.parse(argv).batch)
+            ok, bad, steps = batch_steps(a.headroom, adv, rec["batch_size"], top, budget,
                                          a.interval, a.timeout, a.bisect)
             out["largest_survived"], out["smallest_killed"], out["batch_steps"] = ok, bad, steps
     elif adv and rec.get("needs_host_bytes"):

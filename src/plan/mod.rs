@@ -2,6 +2,7 @@
 //! budget, and recommend the fastest settings that fit with the margin.
 
 mod annotate;
+pub mod band;
 pub mod check_text;
 pub mod cli;
 mod cli_memory;
@@ -73,11 +74,18 @@ pub struct PlanReport {
     pub train_batch: SampleStats,
     /// Smallest host limit (--mem) the job as given fits with the margin, bytes.
     pub min_host_bytes: u64,
+    /// Where the real host peak is likely to be, from the model's error on
+    /// random real runs, and whether the host limit lies inside that range.
+    pub host_band: band::HostBand,
     /// The largest settings that fit with the margin (the user's own when
     /// they fit), or where nothing fits the settings that come closest
     /// (`fits: false`, with the limit they need); null only when no budget
     /// was given.
     pub recommended: Option<Recommendation>,
+    /// Where the limit lies inside the model's uncertainty and the worst
+    /// under-prediction seen exceeds the margin: the largest settings whose
+    /// worst case still fits (null when they are the recommendation's).
+    pub recommended_cautious: Option<Recommendation>,
     /// Where the recommendation relies on a preprocessing step (sorting
     /// edge_index once and saving it): the best settings without it.
     pub without_preprocessing: Option<Recommendation>,
@@ -241,6 +249,8 @@ pub fn plan(job: &Job, coeffs: &Coefficients, source: &str, warnings: Vec<String
         (None, Some((s, _))) => Some(recommendation(&mut planner, s, false)),
         (None, None) => None,
     };
+    let host_band = band::host_band(peak_host, job.accounting, limits.host);
+    let recommended_cautious = cautious(job, coeffs, &mut planner, &host_band, &recommended);
     let without_preprocessing = match (
         searched.without_preprocessing.first(),
         &searched.closest_without_preprocessing,
@@ -274,7 +284,9 @@ pub fn plan(job: &Job, coeffs: &Coefficients, source: &str, warnings: Vec<String
         components: est.phases,
         train_batch: est.train_batch,
         min_host_bytes: min_host,
+        host_band,
         recommended,
+        recommended_cautious,
         without_preprocessing,
         preprocessing,
         candidates_searched: searched_count,
@@ -285,4 +297,43 @@ pub fn plan(job: &Job, coeffs: &Coefficients, source: &str, warnings: Vec<String
         assumptions: provenance::assumptions(job),
         places: Places::default(),
     }
+}
+
+/// Where the budget lies inside the model's uncertainty: the settings that
+/// fit with the worst under-prediction seen on random real runs (the host
+/// limit cut so that the search's margin covers it), when they differ from
+/// the recommendation. Each candidate's GPU is verified as the main search's.
+fn cautious(
+    job: &Job,
+    coeffs: &Coefficients,
+    planner: &mut Planner,
+    band: &band::HostBand,
+    recommended: &Option<Recommendation>,
+) -> Option<Recommendation> {
+    let rec = recommended.as_ref()?;
+    let limit = job.host_budget?;
+    let worst = band::host_band(rec.peak_host_bytes, job.accounting, None).worst_high_bytes;
+    if !band.straddles && worst <= limit {
+        return None;
+    }
+    let mut tight = job.clone();
+    tight.host_budget = Some(band::cautious_limit(limit, job.margin, job.accounting)?);
+    let simulated = Limits::of(job).gpu.is_some() && job.device == crate::spec::Device::Cuda;
+    let mut verify = |s: &Settings| planner.judge(s).2.is_none().then(|| s.clone());
+    let found = search::search(
+        &tight,
+        coeffs,
+        if simulated { Some(&mut verify) } else { None },
+    );
+    let best = found.fitting.first()?.settings.clone();
+    let differs = best.batch_size != rec.batch_size
+        || best.fanout != rec.fanout
+        || best.num_workers != rec.num_workers
+        || best.persistent_workers != rec.persistent_workers
+        || best.eval_loaders != rec.eval_loaders
+        || best.shared_sampler != rec.shared_sampler
+        || best.is_sorted != rec.is_sorted
+        || best.prefetch_factor != rec.prefetch_factor
+        || best.pin_memory != rec.pin_memory;
+    differs.then(|| recommendation(planner, &best, true))
 }

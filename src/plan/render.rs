@@ -132,6 +132,7 @@ impl Report for PlanReport {
             "  the job as given needs --mem={}G with the margin",
             self.min_host_bytes >> 30
         )?;
+        self.write_band(w)?;
         self.write_gpu_simulation(w)?;
         for (on_gpu, title) in [
             (false, "host components per phase"),

@@ -50,10 +50,11 @@ impl PlanReport {
                 self.candidates_searched
             )?;
         } else if r.changes.is_empty() {
-            return writeln!(
+            writeln!(
                 w,
                 "\nrecommended: keep your settings: they fit with the margin{basis}"
-            );
+            )?;
+            return self.write_cautious(w);
         } else {
             writeln!(
                 w,
@@ -85,6 +86,7 @@ impl PlanReport {
                 )?;
             }
         }
+        self.write_cautious(w)?;
         if let Some(a) = &self.without_preprocessing {
             let list: Vec<String> = a
                 .changes
@@ -109,6 +111,23 @@ impl PlanReport {
                     a.needs_host_bytes >> 30
                 )?;
             }
+        }
+        Ok(())
+    }
+
+    /// The second answer where the limit lies inside the model's uncertainty.
+    fn write_cautious(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        if let Some(c) = &self.recommended_cautious {
+            writeln!(
+                w,
+                "\nor, should the model be as far low as its worst on random real runs, the largest settings that fit even then (predicted peak {}, at worst {}):",
+                fmt_bytes(c.peak_host_bytes),
+                fmt_bytes(
+                    super::band::host_band(c.peak_host_bytes, self.accounting, None)
+                        .worst_high_bytes
+                )
+            )?;
+            self.write_changes(w, c)?;
         }
         Ok(())
     }

@@ -121,6 +121,28 @@ impl PlanReport {
         }
     }
 
+    /// The range the real host peak may take, from the model's error on
+    /// random real runs; and, when the limit lies inside it, that the
+    /// verdict may go either way.
+    pub(super) fn write_band(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        let b = &self.host_band;
+        writeln!(
+            w,
+            "  real host peak likely {} – {} (the model's error on 80 % of {} random real runs), {} at its worst under-prediction",
+            fmt_bytes(b.likely_low_bytes),
+            fmt_bytes(b.likely_high_bytes),
+            b.runs,
+            fmt_bytes(b.worst_high_bytes)
+        )?;
+        if b.straddles {
+            writeln!(
+                w,
+                "  UNCERTAIN: the host limit lies inside that range: the job may fit or not, whatever the verdict above"
+            )?;
+        }
+        Ok(())
+    }
+
     pub(super) fn write_gpu_simulation(&self, w: &mut dyn Write) -> std::io::Result<()> {
         let Some(g) = self.gpu_simulation.as_ref().filter(|_| self.shows_gpu()) else {
             return Ok(());

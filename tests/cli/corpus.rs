@@ -171,3 +171,102 @@ fn every_fitted_coefficient_is_moved_by_at_least_five_corpus_runs() {
         "fitted coefficients moved by fewer than five corpus runs"
     );
 }
+
+/// The random sets (tests/fixtures/pyg/draws): each a seeded draw over the
+/// options users run, none fitted to. sealed-2611251 was scored once before
+/// the model changes of issue 22 and is spent (its rows were read after).
+const RANDOM_SETS: [(&str, &str); 2] = [
+    (
+        "sealed-2611251",
+        include_str!("../fixtures/pyg/sealed-2611251.jsonl"),
+    ),
+    (
+        "dev-2611252",
+        include_str!("../fixtures/pyg/dev-2611252.jsonl"),
+    ),
+];
+
+/// Rows whose run did not do what its job spec says, with why (the draws'
+/// README): left out of every figure, and printed.
+const HARNESS_DEFECTS: [(&str, &str); 2] = [
+    (
+        "s2611252-12-powerlaw-sage3-b4096-w1",
+        "--is-sorted given with --to-undirected, as s2611251-16 (fixed in the harness at 2233212)",
+    ),
+    (
+        "s2611251-16-powerlaw-gcn2-b8192-w4",
+        "--is-sorted given with --to-undirected: to_undirected re-sorted the stored edge_index \
+     by source, so is_sorted=True sampled about 900 edges a batch (fixed in the harness at 2233212)",
+    ),
+];
+
+fn random_rows(accounting: &str) -> Vec<(String, f64)> {
+    let mut out = Vec::new();
+    for (set, text) in RANDOM_SETS {
+        let rows = compare(text, &Coefficients::default()).unwrap();
+        let kept: Vec<_> = rows
+            .iter()
+            .filter(|r| !HARNESS_DEFECTS.iter().any(|d| d.0 == r.id))
+            .cloned()
+            .collect();
+        let a = accuracy(&kept, accounting);
+        eprintln!(
+            "{set} {accounting}: {} runs, median |error| {:.1} %, max {:.1} %, {} more than 5 % low",
+            a.rows,
+            100.0 * a.median_abs,
+            100.0 * a.max_abs,
+            a.under_5pct
+        );
+        out.extend(
+            kept.iter()
+                .filter(|r| r.accounting == accounting)
+                .map(|r| (r.id.clone(), r.error())),
+        );
+    }
+    out
+}
+
+/// Nearest-rank percentile of sorted values.
+fn percentile(sorted: &[f64], q: f64) -> f64 {
+    sorted[((q * (sorted.len() - 1) as f64).round() as usize).min(sorted.len() - 1)]
+}
+
+/// plan's uncertainty band (src/plan/band.rs) is the model's error on the
+/// random sets as the model is now: a change to the model that moves the
+/// errors fails here until the band is brought up to date with it.
+#[test]
+fn plans_uncertainty_band_is_the_models_error_on_the_random_sets() {
+    use headroom::plan::band::{CGROUP, RSS_SUM};
+    for d in HARNESS_DEFECTS {
+        eprintln!("left out: {}: {}", d.0, d.1);
+    }
+    let mut measured_all = Vec::new();
+    for (mode, band) in [("cgroup", CGROUP), ("rss_sum", RSS_SUM)] {
+        let mut e: Vec<f64> = random_rows(mode).into_iter().map(|r| r.1).collect();
+        e.sort_by(f64::total_cmp);
+        let measured = (
+            e.len(),
+            percentile(&e, 0.1),
+            percentile(&e, 0.9),
+            e.first().copied().unwrap_or(0.0),
+        );
+        eprintln!(
+            "{mode}: {} runs, p10 {:+.3}, p90 {:+.3}, worst under {:+.3}",
+            measured.0, measured.1, measured.2, measured.3
+        );
+        measured_all.push((mode, band, measured));
+    }
+    for (mode, band, measured) in measured_all {
+        assert_eq!(band.runs, measured.0, "{mode}: runs");
+        for (name, have, want) in [
+            ("p10", band.p10, measured.1),
+            ("p90", band.p90, measured.2),
+            ("worst_under", band.worst_under, measured.3),
+        ] {
+            assert!(
+                (have - want).abs() < 0.001,
+                "{mode} {name}: band.rs says {have:+.3}, the random sets give {want:+.3}"
+            );
+        }
+    }
+}
