@@ -126,21 +126,14 @@ def batch_steps(headroom, argv, advised, top, budget, interval, timeout, bisect)
     return ok, bad, steps
 
 
-def prove(c, a):
-    t = time.time()
-    row = rc.measure(c, a.headroom, a.limit, a.interval, False, a.timeout)
-    peak = row["measured"]["peak"]["cgroup"]
-    budget = int(peak * a.fraction) // MIB * MIB
-    p = plan(a.headroom, row["job"], budget)
-    rec = p.get("recommended") or {}
-    out = {"id": c["id"], "note": c.get("note", ""), "command": row["command"],
-           "peak": peak, "budget": budget, "planned_original": p.get("peak_host_bytes"),
-           "advice": rec, "without_preprocessing": p.get("without_preprocessing")}
-    print(f"{c['id']}: peak {peak / 2**30:.2f} GiB, budget {budget / 2**30:.2f} GiB, "
-          f"fits by plan: {rec.get('fits')}, batch {rec.get('batch_size')}", flush=True)
-    argv = rc.glued(c["args"])
-    adv = advised_argv(argv, rec) if rec else None
-    out["advised_command"] = "python benches/pyg/case.py " + " ".join(adv) if adv else None
+def advised_runs(out, argv, adv, rec, budget, a):
+    """Runs the advice under the budget (and larger batches after it), or
+    where nothing fits by the model the closest settings under the limit
+    they need; records what happened in `out`."""
+    out.pop("advised_run", None)
+    out.pop("closest_run", None)
+    for k in ("largest_survived", "smallest_killed", "batch_steps"):
+        out.pop(k, None)
     if adv and rec.get("fits"):
         s = under(a.headroom, adv, budget, a.interval, a.timeout)
         out["advised_run"] = {"survived": s[0], "exit": s[1], "peak": s[2], "seconds": s[3],
@@ -162,6 +155,46 @@ def prove(c, a):
                               "seconds": s[3], "why": s[4]}
         print(f"    closest under {need / 2**30:.2f} GiB: {'survived' if s[0] else f'exit {s[1]}'}",
               flush=True)
+
+
+def redo(a, cs):
+    """Runs the advised jobs of rows already in --out again (their budget
+    and advice kept), replacing the rows: for a run lost to something other
+    than the job (the stale-cgroup kill fixed at 8354cd3)."""
+    by_id = {c["id"]: c for c in cs}
+    rows = [json.loads(line) for line in open(a.out) if line.strip()]
+    for row in rows:
+        if row["id"] not in a.redo:
+            continue
+        argv = rc.glued(by_id[row["id"]]["args"])
+        rec = row["advice"]
+        adv = advised_argv(argv, rec) if rec else None
+        print(f"{row['id']}: again, budget {row['budget'] / 2**30:.2f} GiB", flush=True)
+        advised_runs(row, argv, adv, rec, row["budget"], a)
+        row["redone"] = "advised runs run again: the first was SIGKILLed by another watch's stale-cgroup cleanup"
+    tmp = a.out + ".tmp"
+    with open(tmp, "w") as f:
+        for row in rows:
+            f.write(json.dumps(row) + "\n")
+    os.replace(tmp, a.out)
+
+
+def prove(c, a):
+    t = time.time()
+    row = rc.measure(c, a.headroom, a.limit, a.interval, False, a.timeout)
+    peak = row["measured"]["peak"]["cgroup"]
+    budget = int(peak * a.fraction) // MIB * MIB
+    p = plan(a.headroom, row["job"], budget)
+    rec = p.get("recommended") or {}
+    out = {"id": c["id"], "note": c.get("note", ""), "command": row["command"],
+           "peak": peak, "budget": budget, "planned_original": p.get("peak_host_bytes"),
+           "advice": rec, "without_preprocessing": p.get("without_preprocessing")}
+    print(f"{c['id']}: peak {peak / 2**30:.2f} GiB, budget {budget / 2**30:.2f} GiB, "
+          f"fits by plan: {rec.get('fits')}, batch {rec.get('batch_size')}", flush=True)
+    argv = rc.glued(c["args"])
+    adv = advised_argv(argv, rec) if rec else None
+    out["advised_command"] = "python benches/pyg/case.py " + " ".join(adv) if adv else None
+    advised_runs(out, argv, adv, rec, budget, a)
     out["versions"] = rc.versions()
     out["seconds"] = round(time.time() - t, 1)
     return out
@@ -179,9 +212,14 @@ def main():
     p.add_argument("--timeout", type=float, default=900)
     p.add_argument("--interval", default="50ms")
     p.add_argument("--bisect", action="store_true")
+    p.add_argument("--redo", nargs="*", default=[],
+                   help="ids in --out whose advised runs to run again, replacing their rows")
     a = p.parse_args()
     with open(a.cases) as f:
         cs = json.load(f)
+    if a.redo:
+        redo(a, cs)
+        return
     done, capped = rc.ids_in(a.out), rc.ids_in(a.capped)
     proved = 0
     for c in cs:

@@ -108,9 +108,34 @@ def describe(dst, n, src=None):
     return out
 
 
+CACHE_MAX = int(float(os.environ.get("HEADROOM_PYG_CACHE_GIB", "8")) * (1 << 30))
+
+
+def evict(keep):
+    """Removes the least recently used graphs (with their side files) until
+    the cache holds at most CACHE_MAX bytes: a drawn set of 67 graphs left
+    48 GB in /tmp and filled a disk the CI runs on. `keep` stays."""
+    if not os.path.isdir(CACHE):
+        return
+    graphs = []
+    for name in os.listdir(CACHE):
+        p = os.path.join(CACHE, name)
+        if name.endswith(".pt") and p != keep:
+            graphs.append((os.stat(p).st_atime, p))
+    total = sum(os.path.getsize(os.path.join(CACHE, n)) for n in os.listdir(CACHE))
+    for _, p in sorted(graphs):
+        if total <= CACHE_MAX:
+            break
+        for side in (p, p + ".json", p + ".undirected.json", p + ".tmp"):
+            if os.path.exists(side):
+                total -= os.path.getsize(side)
+                os.remove(side)
+
+
 def build(args):
     """Generates (or finds in the cache) the graph and returns its path."""
     path = key(args)
+    evict(path)
     if os.path.exists(path) and os.path.exists(path + ".json"):
         with open(path + ".json") as f:
             if "reached_histogram" in json.load(f):
