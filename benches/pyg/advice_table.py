@@ -35,7 +35,7 @@ def main(path):
     print("| job | real peak | budget | plan's peak | advice | fits by plan | outcome under the budget | real peak ÷ budget | advised batch ÷ largest that fits |")
     print("|---|---:|---:|---:|---|---|---|---:|---:|")
     fitting, survived, ratios, half, judged, none = 0, 0, [], 0, 0, 0
-    killed = undecided = 0
+    killed = undecided = failed = 0
     for r in rows:
         rec = r["advice"]
         if not rec:
@@ -60,6 +60,11 @@ def main(path):
             elif run["exit"] is None:
                 outcome = "time cap: not decided"
                 undecided += 1
+            elif run["exit"] != 137:
+                # Not a kill: the verdict watch gave (the tail of its output).
+                why = run.get("why", "").split("verdict: ")[-1].split(":")[0].strip()
+                outcome = f"failed (exit {run['exit']}, {why or 'see the row'})"
+                failed += 1
             else:
                 outcome = f"killed (exit {run['exit']})"
                 killed += 1
@@ -76,7 +81,7 @@ def main(path):
               f"{rec.get('fits') if rec else '-'} | {outcome} | {ratio} | {share} |")
     print()
     print(f"jobs: {len(rows)}; advised as fitting: {fitting}: survived {survived}, killed {killed}, "
-          f"not decided (time cap) {undecided}")
+          f"failed otherwise {failed}, not decided (time cap) {undecided}")
     if ratios:
         print(f"real peak ÷ budget of those: median {statistics.median(ratios):.2f}, "
               f"min {min(ratios):.2f}, max {max(ratios):.2f}")
