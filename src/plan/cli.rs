@@ -109,6 +109,11 @@ pub struct JobArgs {
     /// Calibration file from `headroom calibrate` (default: the one in the config directory, if any).
     #[arg(long)]
     pub calibration: Option<PathBuf>,
+    /// A probed run of this job (`watch --probe --out DIR`): plan and advise
+    /// with the terms measured there (the fit `calibrate --from DIR` makes),
+    /// and say so.
+    #[arg(long, value_name = "DIR", conflicts_with = "calibration")]
+    pub probe: Option<PathBuf>,
     /// Plan with the defaults for what a script does not say (batch size,
     /// fanout, workers), listing them as assumed, instead of refusing.
     #[arg(long)]
@@ -405,8 +410,23 @@ impl JobArgs {
         .collect()
     }
 
-    /// The coefficients to plan with: --calibration, else the default file, else defaults.
+    /// The coefficients to plan with: --probe's run fitted, else
+    /// --calibration, else the default file, else defaults.
     pub fn coefficients(&self) -> Result<Coefficients> {
+        if let Some(dir) = &self.probe {
+            if !dir.join(crate::probe::EVENTS_FILE).is_file() {
+                return Err(crate::error::Error::bad(format!(
+                    "--probe {}: not a probed run (give the --out DIR of watch --probe)",
+                    dir.display()
+                )));
+            }
+            let run = crate::calibrate::from_run::load(dir, &Coefficients::default())?;
+            let what = format!("watch --probe run {}", dir.display());
+            let fitted = crate::calibrate::fit_runs::fit_runs(&[run], vec![None], &what, true);
+            let mut c = fitted.coefficients;
+            c.source = what;
+            return Ok(c);
+        }
         crate::estimate::load_coefficients(self.calibration.as_deref())
     }
 }

@@ -347,3 +347,75 @@ fn a_fresh_real_run_is_probed_where_pyg_is_importable() {
         "{rows:?}"
     );
 }
+
+#[test]
+fn plan_with_a_probed_run_advises_by_its_measured_terms_and_says_so() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/probe/pl200k-b512");
+    let plan = |probe: bool| {
+        let mut c = headroom();
+        c.arg("plan").arg(dir.join("job.yaml"));
+        if probe {
+            c.arg("--probe").arg(&dir);
+        }
+        let o = c
+            .args(["--mem", "1G", "--format", "json"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()
+    };
+    let (probed, plain) = (plan(true), plan(false));
+    let source = probed["coefficients"].as_str().unwrap();
+    assert!(source.starts_with("watch --probe run "), "{source}");
+    assert_eq!(plain["coefficients"], "defaults");
+    // The run's own terms: its worker pages are read off the run, not the default.
+    let worker = |v: &serde_json::Value| {
+        v["coefficient_sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "worker_private_bytes")
+            .cloned()
+            .unwrap()
+    };
+    assert_ne!(worker(&probed)["value"], worker(&plain)["value"]);
+    assert!(
+        worker(&probed)["source"]
+            .as_str()
+            .unwrap()
+            .contains("pl200k-b512")
+    );
+    // The text says whose coefficients the advice rests on.
+    let o = headroom()
+        .arg("plan")
+        .arg(dir.join("job.yaml"))
+        .arg("--probe")
+        .arg(&dir)
+        .args(["--mem", "1G"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("by the coefficients of watch --probe run"),
+        "{text}"
+    );
+}
+
+#[test]
+fn plan_with_a_directory_that_is_not_a_probed_run_is_one_line_and_exit_2() {
+    let t = tempfile::tempdir().unwrap();
+    let job =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/probe/pl200k-b512/job.yaml");
+    let o = headroom()
+        .arg("plan")
+        .arg(&job)
+        .arg("--probe")
+        .arg(t.path())
+        .args(["--mem", "1G"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(e.contains("--probe"), "{e}");
+}
