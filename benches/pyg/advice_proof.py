@@ -88,6 +88,14 @@ def advised_argv(argv, rec):
     return out
 
 
+def scaled(timeout, argv, own_batch):
+    """The time cap of a run whose batch is smaller than the job's own: more
+    batches take longer (draw 04: batch 256 cut to 48 passed 900 s), so the
+    cap grows with the ratio, to an hour at most."""
+    b = case_mod.parse(argv).batch
+    return min(3600.0, timeout * max(1.0, own_batch / b))
+
+
 def under(headroom, argv, budget, interval, timeout):
     """One run under the budget: (survived, exit code, cgroup peak bytes, seconds)."""
     subprocess.run([sys.executable, os.path.join(HERE, "case.py"), *argv, "--prepare-only"],
@@ -134,8 +142,9 @@ def advised_runs(out, argv, adv, rec, budget, a):
     out.pop("closest_run", None)
     for k in ("largest_survived", "smallest_killed", "batch_steps"):
         out.pop(k, None)
+    own = case_mod.parse(argv).batch
     if adv and rec.get("fits"):
-        s = under(a.headroom, adv, budget, a.interval, a.timeout)
+        s = under(a.headroom, adv, budget, a.interval, scaled(a.timeout, adv, own))
         out["advised_run"] = {"survived": s[0], "exit": s[1], "peak": s[2], "seconds": s[3],
                               "why": s[4]}
         print(f"    advised: {'survived' if s[0] else f'exit {s[1]}'}, peak/budget "
@@ -150,7 +159,7 @@ def advised_runs(out, argv, adv, rec, budget, a):
     elif adv and rec.get("needs_host_bytes"):
         # Nothing fits by the model: the closest settings under the limit they need.
         need = rec["needs_host_bytes"]
-        s = under(a.headroom, adv, need, a.interval, a.timeout)
+        s = under(a.headroom, adv, need, a.interval, scaled(a.timeout, adv, own))
         out["closest_run"] = {"limit": need, "survived": s[0], "exit": s[1], "peak": s[2],
                               "seconds": s[3], "why": s[4]}
         print(f"    closest under {need / 2**30:.2f} GiB: {'survived' if s[0] else f'exit {s[1]}'}",
