@@ -242,15 +242,11 @@ def main():
             row = prove(c, a)
         except rc.Capped as e:
             print(f"{c['id']}: CAPPED: {str(e)[:300]}", flush=True)
-            with open(a.capped, "a") as f:
-                f.write(json.dumps({"id": c["id"], "args": c["args"], "why": str(e)[:2000],
-                                    "seconds": round(time.time() - t, 1)}) + "\n")
+            rc.record_capped(a.capped, c, str(e), t)
             continue
         except Exception as e:  # one failed job must not lose the others
             print(f"{c['id']}: FAILED: {e}", flush=True)
-            with open(a.capped, "a") as f:
-                f.write(json.dumps({"id": c["id"], "args": c["args"], "why": f"failed: {e}"[:2000],
-                                    "seconds": round(time.time() - t, 1)}) + "\n")
+            rc.record_capped(a.capped, c, f"failed: {e}", t)
             continue
         proved += 1
         with open(a.out, "a") as f:

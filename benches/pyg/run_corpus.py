@@ -162,6 +162,13 @@ class Capped(Exception):
     """The run hit the runner's memory or time cap (draw.py's rule: not scored)."""
 
 
+def record_capped(path, c, why, started):
+    """Appends a draw that was not scored, with why, to the capped file."""
+    with open(path, "a") as f:
+        f.write(json.dumps({"id": c["id"], "args": c["args"], "why": why[:2000],
+                            "seconds": round(time.time() - started, 1)}) + "\n")
+
+
 def glued(argv):
     """["--fanout", "-1,-1,19"] -> ["--fanout=-1,-1,19"]: argparse reads a value
     that starts with '-' (and is not a plain number) as an option."""
@@ -316,9 +323,7 @@ def main():
         except Capped as e:
             print(f"{c['id']}: CAPPED: {str(e)[:300]}", flush=True)
             if a.capped:
-                with open(a.capped, "a") as f:
-                    f.write(json.dumps({"id": c["id"], "args": c["args"], "why": str(e)[:2000],
-                                        "seconds": round(time.time() - t, 1)}) + "\n")
+                record_capped(a.capped, c, str(e), t)
             continue
         except Exception as e:  # one failed case must not lose the others
             print(f"{c['id']}: FAILED: {e}", flush=True)

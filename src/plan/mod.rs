@@ -219,28 +219,9 @@ pub fn plan(job: &Job, coeffs: &Coefficients, source: &str, warnings: Vec<String
     let limits = Limits::of(job);
     let (peak_host, host_phase, peak_gpu, gpu_phase) = peaks(&est);
     let checked = limits.host.is_some() || limits.gpu.is_some() || limits.shm.is_some();
-    // With no budget there is nothing to fit, so nothing to recommend. The
-    // search judges the GPU on its tensors; each setting that fits so is
-    // verified with the simulated allocator, as configured and then with
-    // expandable segments (cached per batch size and fanout).
+    // With no budget there is nothing to fit, so nothing to recommend.
     let searched = if checked {
-        let simulated = limits.gpu.is_some() && job.device == crate::spec::Device::Cuda;
-        let mut verify = |s: &Settings| {
-            let mut s = s.clone();
-            if planner.judge(&s).2.is_none() {
-                return Some(s);
-            }
-            if s.expandable_segments {
-                return None;
-            }
-            s.expandable_segments = true;
-            planner.judge(&s).2.is_none().then_some(s)
-        };
-        search::search(
-            job,
-            coeffs,
-            if simulated { Some(&mut verify) } else { None },
-        )
+        search_verified(job, coeffs, &mut planner)
     } else {
         search::Searched::default()
     };
@@ -250,7 +231,10 @@ pub fn plan(job: &Job, coeffs: &Coefficients, source: &str, warnings: Vec<String
         (None, None) => None,
     };
     let host_band = band::host_band(peak_host, job.accounting, limits.host);
-    let recommended_cautious = cautious(job, coeffs, &mut planner, &host_band, &recommended);
+    let main = (searched.fitting.first().map(|f| &f.settings))
+        .or(searched.closest.as_ref().map(|c| &c.0))
+        .zip(recommended.as_ref().map(|r| r.peak_host_bytes));
+    let recommended_cautious = cautious(job, coeffs, &mut planner, &host_band, main);
     let without_preprocessing = match (
         searched.without_preprocessing.first(),
         &searched.closest_without_preprocessing,
@@ -299,41 +283,51 @@ pub fn plan(job: &Job, coeffs: &Coefficients, source: &str, warnings: Vec<String
     }
 }
 
-/// Where the budget lies inside the model's uncertainty: the settings that
-/// fit with the worst under-prediction seen on random real runs (the host
-/// limit cut so that the search's margin covers it), when they differ from
-/// the recommendation. Each candidate's GPU is verified as the main search's.
+/// The search over `target` (the job, or the job with its host limit cut).
+/// Where the GPU is simulated, each setting that fits by its tensors is
+/// verified with the allocator simulation of `planner`'s job, as configured
+/// and then with expandable segments (cached per batch size and fanout).
+fn search_verified(target: &Job, coeffs: &Coefficients, planner: &mut Planner) -> search::Searched {
+    let simulated = Limits::of(target).gpu.is_some() && target.device == crate::spec::Device::Cuda;
+    let mut verify = |s: &Settings| {
+        let mut s = s.clone();
+        if planner.judge(&s).2.is_none() {
+            return Some(s);
+        }
+        if s.expandable_segments {
+            return None;
+        }
+        s.expandable_segments = true;
+        planner.judge(&s).2.is_none().then_some(s)
+    };
+    search::search(
+        target,
+        coeffs,
+        if simulated { Some(&mut verify) } else { None },
+    )
+}
+
+/// Where the budget lies inside the model's uncertainty, or the advice
+/// (`main`: its settings and host peak) fits only at the model's estimate:
+/// the largest settings that fit with the worst under-prediction seen on
+/// random real runs (the host limit cut so that the search's margin covers
+/// it), when they differ from the advice.
 fn cautious(
     job: &Job,
     coeffs: &Coefficients,
     planner: &mut Planner,
     band: &band::HostBand,
-    recommended: &Option<Recommendation>,
+    main: Option<(&Settings, u64)>,
 ) -> Option<Recommendation> {
-    let rec = recommended.as_ref()?;
+    let (settings, peak) = main?;
     let limit = job.host_budget?;
-    let worst = band::host_band(rec.peak_host_bytes, job.accounting, None).worst_high_bytes;
+    let worst = band::host_band(peak, job.accounting, None).worst_high_bytes;
     if !band.straddles && worst <= limit {
         return None;
     }
     let mut tight = job.clone();
     tight.host_budget = Some(band::cautious_limit(limit, job.margin, job.accounting)?);
-    let simulated = Limits::of(job).gpu.is_some() && job.device == crate::spec::Device::Cuda;
-    let mut verify = |s: &Settings| planner.judge(s).2.is_none().then(|| s.clone());
-    let found = search::search(
-        &tight,
-        coeffs,
-        if simulated { Some(&mut verify) } else { None },
-    );
-    let best = found.fitting.first()?.settings.clone();
-    let differs = best.batch_size != rec.batch_size
-        || best.fanout != rec.fanout
-        || best.num_workers != rec.num_workers
-        || best.persistent_workers != rec.persistent_workers
-        || best.eval_loaders != rec.eval_loaders
-        || best.shared_sampler != rec.shared_sampler
-        || best.is_sorted != rec.is_sorted
-        || best.prefetch_factor != rec.prefetch_factor
-        || best.pin_memory != rec.pin_memory;
-    differs.then(|| recommendation(planner, &best, true))
+    let found = search_verified(&tight, coeffs, planner);
+    let best = &found.fitting.first()?.settings;
+    (best != settings).then(|| recommendation(planner, best, true))
 }

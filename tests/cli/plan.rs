@@ -541,3 +541,54 @@ fn the_shipped_examples_plan_as_documented() {
         "{text}"
     );
 }
+
+/// A budget just wide enough for the job at the model's estimate with the
+/// margin, but narrower than the worst under-prediction seen on the random
+/// sets: plan says UNCERTAIN and gives the second, cautious answer, whose
+/// worst case fits the limit.
+#[test]
+fn a_limit_inside_the_uncertainty_band_gets_a_cautious_second_answer() {
+    use headroom::plan::band::CGROUP;
+    // A real job (the sealed set's draw 1: SAGE, 2 persistent workers, on-demand loaders).
+    let row = include_str!("../fixtures/pyg/sealed-2611251.jsonl")
+        .lines()
+        .nth(1)
+        .unwrap();
+    let row: serde_json::Value = serde_json::from_str(row).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("job.json");
+    std::fs::write(&job, row["job"].to_string()).unwrap();
+    let plan = |limit: u64| {
+        json_of(headroom().arg("plan").arg(&job).args([
+            "--mem",
+            &format!("{}M", limit >> 20),
+            "--format",
+            "json",
+        ]))
+    };
+    let peak = plan(64 << 30)["peak_host_bytes"].as_u64().unwrap();
+    // Fits with the 10 % margin: limit >= peak / 0.9; the worst case
+    // peak / (1 + worst_under) lies above it.
+    let limit = ((peak as f64 / 0.9) as u64 + (64 << 20)) >> 20 << 20;
+    let worst = peak as f64 / (1.0 + CGROUP.worst_under);
+    assert!(
+        worst > limit as f64,
+        "the test's limit must sit below the worst case"
+    );
+    let p = plan(limit);
+    assert_eq!(p["fits"], true, "{p}");
+    assert_eq!(p["host_band"]["straddles"], true, "{}", p["host_band"]);
+    assert_eq!(p["recommended"]["changes"].as_array().unwrap().len(), 0);
+    let c = &p["recommended_cautious"];
+    assert!(c.is_object(), "no cautious answer: {p}");
+    let cautious_peak = c["peak_host_bytes"].as_u64().unwrap() as f64;
+    assert!(cautious_peak < peak as f64);
+    assert!(
+        cautious_peak / (1.0 + CGROUP.worst_under) <= limit as f64,
+        "cautious peak {cautious_peak} at worst exceeds {limit}"
+    );
+    // Far above the worst case: no second answer, not uncertain.
+    let wide = plan(4 * limit);
+    assert_eq!(wide["host_band"]["straddles"], false);
+    assert!(wide["recommended_cautious"].is_null());
+}
