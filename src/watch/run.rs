@@ -3,7 +3,7 @@
 //! explain, draw, clean up and hand back the job's exit code.
 
 use std::fs::File;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -95,7 +95,7 @@ pub fn watch(
     let started = Instant::now();
     let mut job = match child::spawn(&args.command, procs_path.as_deref(), &files.env) {
         Ok(c) => c,
-        Err(e) => return Ok(spawn_failed(&args.command[0], &e)),
+        Err(e) => return Ok(spawn_failed(&args.command[0], &e, procs_path.as_deref())),
     };
     let pid = job.id();
     child::forward_signals_to(pid as i32);
@@ -276,8 +276,20 @@ fn make_limit_cgroup(limit: u64) -> Result<LimitCgroup> {
 }
 
 /// Like a shell: 127 when the command does not exist, 126 when it cannot run.
-fn spawn_failed(cmd: &str, e: &std::io::Error) -> ExitCode {
+/// The child joins the limit cgroup before exec, and only the errno crosses
+/// back: an ENOENT there means the cgroup was removed by someone else (an
+/// `rmdir` of empty cgroups), not a missing command, so that is checked.
+pub(super) fn spawn_failed(cmd: &str, e: &std::io::Error, cgroup_procs: Option<&Path>) -> ExitCode {
+    let cgroup_gone = cgroup_procs.filter(|p| !p.exists());
     match e.kind() {
+        std::io::ErrorKind::NotFound if cgroup_gone.is_some() => {
+            let dir = cgroup_gone.and_then(Path::parent).unwrap_or(Path::new("?"));
+            eprintln!(
+                "headroom: {cmd}: not started: its memory cgroup {} was removed by another process before the job could join it",
+                dir.display()
+            );
+            ExitCode::from(126)
+        }
         std::io::ErrorKind::NotFound => {
             eprintln!("headroom: {cmd}: command not found");
             ExitCode::from(127)

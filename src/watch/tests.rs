@@ -232,3 +232,32 @@ fn spans_take_hours_days_and_compound_forms() {
     assert_eq!(parse_span("1day 2h"), Ok(Duration::from_secs(93600)));
     assert!(parse_span("later").is_err());
 }
+
+/// The child joins its limit cgroup before exec and only the errno comes
+/// back: a cgroup removed under it (an `rmdir` of empty cgroups by another
+/// program) is an ENOENT like a missing command, and is told apart.
+#[test]
+fn a_cgroup_removed_before_the_job_joins_it_is_not_a_missing_command() {
+    use std::process::ExitCode;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let procs = dir.path().join("headroom-watch-1").join("cgroup.procs");
+    let env = [];
+    let e = super::child::spawn(&["true".to_string()], Some(&procs), &env)
+        .expect_err("a job joined a cgroup that does not exist");
+    assert_eq!(e.kind(), std::io::ErrorKind::NotFound);
+    assert_eq!(
+        super::run::spawn_failed("true", &e, Some(&procs)),
+        ExitCode::from(126)
+    );
+    // The cgroup there (a plain file takes the write) and the command missing.
+    std::fs::create_dir(dir.path().join("headroom-watch-1")).expect("mkdir");
+    std::fs::write(&procs, "").expect("procs");
+    let missing = dir.path().join("no-such-command").display().to_string();
+    let e = super::child::spawn(std::slice::from_ref(&missing), Some(&procs), &env)
+        .expect_err("a missing command ran");
+    assert_eq!(e.kind(), std::io::ErrorKind::NotFound);
+    assert_eq!(
+        super::run::spawn_failed(&missing, &e, Some(&procs)),
+        ExitCode::from(127)
+    );
+}

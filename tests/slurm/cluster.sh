@@ -55,8 +55,16 @@ stop() {
     [[ $d == munged ]] && rm -f /run/munge/munge.socket.2 /run/munge/munge.socket.2.lock
   done
   if mountpoint -q "$dir/cgroup/memory" 2>/dev/null; then
-    # Slurm's own job cgroups under ours are empty once slurmd is gone.
-    find "$dir/cgroup/memory" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null || true
+    # Slurm's own job cgroups under ours (slurm or slurm_<node>) are empty
+    # once slurmd is gone. Only those: the bind mount is the caller's own
+    # cgroup, shared with whatever else it runs, and an rmdir of any empty
+    # directory there took a concurrent `headroom watch`'s limit cgroup
+    # between its creation and its job joining it.
+    local own
+    for own in "$dir"/cgroup/memory/slurm*/; do
+      [[ -d $own ]] && { find "$own" -depth -type d -exec rmdir {} + 2>/dev/null || true; }
+    done
+    true
     umount "$dir/cgroup/memory" || true
   fi
 }
