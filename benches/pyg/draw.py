@@ -132,9 +132,18 @@ def draw_one(r, index, seed, max_dataset):
     return {"id": id_, "args": args, "note": f"drawn: seed {seed}, draw {index}", "bisect": False}
 
 
-def draw(seed, n, max_dataset):
+def draw(seed, n, max_dataset, conv=None):
+    """n draws of the seed's stream; with `conv`, the first n of that conv
+    (the others are drawn and dropped, so each keeps its index in the stream
+    and the set is the whole space's conditioned on the conv)."""
     r = random.Random(seed)
-    return [draw_one(r, i, seed, max_dataset) for i in range(n)]
+    out, i = [], 0
+    while len(out) < n:
+        d = draw_one(r, i, seed, max_dataset)
+        i += 1
+        if conv is None or d["args"][d["args"].index("--conv") + 1] == conv:
+            out.append(d)
+    return out
 
 
 def main():
@@ -142,9 +151,11 @@ def main():
     p.add_argument("--seed", type=int, required=True)
     p.add_argument("--n", type=int, default=40, help="draws (capped ones are replaced by later draws)")
     p.add_argument("--max-dataset", type=float, default=2.0, help="GiB")
+    p.add_argument("--conv", choices=["sage", "gcn", "gat", "gin"], default=None,
+                   help="keep only draws of this conv (a set that judges one layer's model)")
     p.add_argument("--out", default="-")
     a = p.parse_args()
-    cases = draw(a.seed, a.n, a.max_dataset * GIB)
+    cases = draw(a.seed, a.n, a.max_dataset * GIB, a.conv)
     text = json.dumps(cases, indent=1)
     if a.out == "-":
         print(text)
