@@ -162,11 +162,15 @@ class Capped(Exception):
     """The run hit the runner's memory or time cap (draw.py's rule: not scored)."""
 
 
-def record_capped(path, c, why, started):
-    """Appends a draw that was not scored, with why, to the capped file."""
+def record_capped(path, c, why, started, failed=False):
+    """Appends a draw that was not scored, with why, to the capped file
+    (`failed`: the job itself died, not by a cap)."""
+    row = {"id": c["id"], "args": c["args"], "why": why[:2000],
+           "seconds": round(time.time() - started, 1)}
+    if failed:
+        row["failed"] = True
     with open(path, "a") as f:
-        f.write(json.dumps({"id": c["id"], "args": c["args"], "why": why[:2000],
-                            "seconds": round(time.time() - started, 1)}) + "\n")
+        f.write(json.dumps(row) + "\n")
 
 
 def glued(argv):
@@ -327,6 +331,8 @@ def main():
             continue
         except Exception as e:  # one failed case must not lose the others
             print(f"{c['id']}: FAILED: {e}", flush=True)
+            if a.capped:
+                record_capped(a.capped, c, str(e), t, failed=True)
             continue
         row["versions"] = v
         row["seconds"] = round(time.time() - t, 1)
