@@ -64,6 +64,12 @@ impl LimitCgroup {
         self.reader.dir().join("cgroup.procs")
     }
 
+    /// Marks the directory as already gone (removed by someone else), so
+    /// that dropping this does not remove a new cgroup made under its name.
+    pub fn mark_gone(&mut self) {
+        self.removed = true;
+    }
+
     /// Removes the directory, retrying for up to two seconds while the
     /// kernel finishes tearing down the processes that were in it.
     pub fn remove(&mut self) -> Result<(), String> {

@@ -42,6 +42,11 @@ fn node() -> (tempfile::TempDir, PathBuf) {
 fn listpids_and_cgroup_conf_are_read_from_slurms_own_text() {
     let listpids = std::fs::read_to_string(fixture("scontrol-listpids.txt")).unwrap();
     assert_eq!(parse_listpids(&listpids), vec![18432]);
+    // While a step starts, listpids also gives a row whose PID is -1 (seen
+    // as the first pid of a real job under load; the other fields here are
+    // illustrative): no pid.
+    let starting = format!("{listpids}\n-1       1        batch    -       -\n");
+    assert_eq!(parse_listpids(&starting), vec![18432]);
     let conf = std::fs::read_to_string(fixture("cgroup.conf")).unwrap();
     assert_eq!(
         parse_cgroup_mountpoint(&conf),

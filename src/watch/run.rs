@@ -65,19 +65,24 @@ pub fn watch(
     outputs: &mut Outputs,
 ) -> Result<ExitCode> {
     let began = Instant::now();
-    let limit_cg = match (args.limit, args.probe) {
+    let (limit_cg, cg_limit) = match (args.limit, args.probe) {
         (Some(limit), _) => {
             warn_unfaithful(limit, ProcReader::new().meminfo("MemTotal"));
-            Some(make_limit_cgroup(limit)?)
+            (Some(make_limit_cgroup(limit)?), limit)
         }
         // A probed job gets a cgroup of its own where one can be made (no
         // limit but the machine's): its anon + shmem is then exactly what
         // the per-phase table compares, at every sample.
-        (None, true) => ProcReader::new()
-            .meminfo("MemTotal")
-            .and_then(|m| make_limit_cgroup(m).ok()),
-        (None, false) => None,
+        (None, true) => {
+            let total = ProcReader::new().meminfo("MemTotal");
+            (
+                total.and_then(|m| make_limit_cgroup(m).ok()),
+                total.unwrap_or(0),
+            )
+        }
+        (None, false) => (None, 0),
     };
+    let mut limit_cg = limit_cg;
     let cgroup = match &limit_cg {
         Some(cg) => Some(cg.reader().clone()),
         None => CgroupReader::own(),
@@ -93,9 +98,31 @@ pub fn watch(
         std::fs::write(p, json).map_err(|e| Error::io(p, e))?;
     }
     let started = Instant::now();
-    let mut job = match child::spawn(&args.command, procs_path.as_deref(), &files.env) {
-        Ok(c) => c,
-        Err(e) => return Ok(spawn_failed(&args.command[0], &e, procs_path.as_deref())),
+    // Between the cgroup's creation and the child joining it, a program
+    // that removes empty cgroups (a site's cleanup, Slurm's own under a
+    // job) can take it: the join fails with ENOENT. The cgroup is made
+    // again under the same name (the readers above stay valid) and the
+    // start retried, a few times.
+    let mut tries = 0;
+    let mut job = loop {
+        match child::spawn(&args.command, procs_path.as_deref(), &files.env) {
+            Ok(c) => break c,
+            Err(e)
+                if tries < 5
+                    && e.kind() == std::io::ErrorKind::NotFound
+                    && procs_path.as_ref().is_some_and(|p| !p.exists()) =>
+            {
+                tries += 1;
+                eprintln!(
+                    "headroom: the job's memory cgroup was removed by another process before the job joined it; made again (try {tries})"
+                );
+                if let Some(gone) = limit_cg.as_mut() {
+                    gone.mark_gone();
+                }
+                limit_cg = Some(make_limit_cgroup(cg_limit)?);
+            }
+            Err(e) => return Ok(spawn_failed(&args.command[0], &e, procs_path.as_deref())),
+        }
     };
     let pid = job.id();
     child::forward_signals_to(pid as i32);

@@ -37,14 +37,21 @@ pub fn start(dir: &Path, mode: &str) -> Result<String, String> {
         .output()
         .map_err(|e| format!("bash: {e}"))?;
     let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    match text.lines().last() {
+    let started = match text.lines().last() {
         Some(l) if l.starts_with("ready ") => Ok(l["ready ".len()..].to_string()),
         Some(l) if l.starts_with("skip: ") => Err(l["skip: ".len()..].to_string()),
         _ => Err(format!(
             "cluster.sh gave no answer: {text} {}",
             String::from_utf8_lossy(&out.stderr)
         )),
+    };
+    if started.is_err() {
+        // A start that failed half-way may have left daemons or the cgroup
+        // bind mount (the test's own cgroup) inside the temporary directory,
+        // whose removal would then rmdir other programs' empty cgroups.
+        drop(Cluster(dir.to_path_buf()));
     }
+    started
 }
 
 /// Ends the cluster's processes (by the pids it recorded) when dropped.

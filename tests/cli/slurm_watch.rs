@@ -26,6 +26,9 @@ fn stdout(mut c: Command) -> String {
 }
 
 /// The job's pids once it runs (scontrol listpids), waiting up to 20 s.
+/// listpids also prints a row with PID -1 (a step whose task has no pid
+/// yet): only real pids are kept (the test took "-1" for a pid once, and
+/// `watch --pid -1` is refused).
 fn running_pids(dir: &Path, job: &str) -> Vec<String> {
     let until = Instant::now() + Duration::from_secs(20);
     while Instant::now() < until {
@@ -34,7 +37,9 @@ fn running_pids(dir: &Path, job: &str) -> Vec<String> {
         let pids: Vec<String> = stdout(c)
             .lines()
             .skip(1)
-            .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+            .filter_map(|l| l.split_whitespace().next()?.parse::<u32>().ok())
+            .filter(|&p| p > 0)
+            .map(|p| p.to_string())
             .collect();
         if !pids.is_empty() {
             return pids;

@@ -65,7 +65,19 @@ stop() {
       [[ -d $own ]] && { find "$own" -depth -type d -exec rmdir {} + 2>/dev/null || true; }
     done
     true
-    umount "$dir/cgroup/memory" || true
+    # A slurmstepd still ending holds the mount busy: wait for it, then
+    # detach lazily. A bind mount left behind is the caller's own cgroup
+    # inside DIR, and the next `rm -rf DIR` (or the test's temporary
+    # directory's removal) would rmdir every empty cgroup in it, another
+    # program's included.
+    local _i
+    for _i in $(seq 20); do
+      umount "$dir/cgroup/memory" 2>/dev/null && break
+      sleep 0.1
+    done
+    if mountpoint -q "$dir/cgroup/memory" 2>/dev/null; then
+      umount -l "$dir/cgroup/memory" || true
+    fi
   fi
 }
 
@@ -182,7 +194,8 @@ start() {
   install_packages
   [[ $(id -u) == 0 ]] || skip "not root: slurmd needs root to start jobs as their users"
   stop
-  rm -rf "$dir"
+  # Never into another file system (a cgroup mount left by an earlier run).
+  rm -rf --one-file-system "$dir"
   mkdir -p "$dir"
   install_seff || true
   local host enforce=$mode cg
@@ -197,6 +210,10 @@ start() {
   fi
   write_configs "$host" "$enforce"
   echo "$enforce" >"$dir/mode"
+  # The kernel's clock at the start: job ids restart at 1 with every fresh
+  # cluster, so an earlier cluster's job_1 kill in the kernel log would name
+  # this cluster's job 1 (run_job.sh keeps only lines after this).
+  cut -d' ' -f1 /proc/uptime >"$dir/started_uptime"
   export SLURM_CONF=$dir/etc/slurm.conf
 
   # Slurm's client side (slurmctld to slurmdbd) ignores AuthInfo's socket in

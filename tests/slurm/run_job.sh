@@ -5,7 +5,8 @@
 #   sacct.txt       sacct -j ID -P -o JobID,JobName,State,ExitCode,MaxRSS,ReqMem,Elapsed
 #   sacct.json      sacct -j ID --json
 #   seff.txt        seff ID
-#   dmesg.txt       the node's kernel log lines about OOM kills, last 40
+#   dmesg.txt       the node's kernel log lines about OOM kills since the
+#                   cluster started, last 40
 #   jobid           the job id
 #
 #   run_job.sh DIR OUT [--cancel-after S] -- SBATCH-ARGS... SCRIPT
@@ -45,5 +46,10 @@ sleep 1
 sacct -j "$id" -P -o JobID,JobName,State,ExitCode,MaxRSS,ReqMem,Elapsed >"$out/sacct.txt"
 sacct -j "$id" --json >"$out/sacct.json"
 "$dir/bin/seff" "$id" >"$out/seff.txt" 2>/dev/null || true
-dmesg | grep -E 'oom-kill:|Memory cgroup out of memory|Out of memory|oom_reaper|invoked oom-killer' | tail -n 40 >"$out/dmesg.txt" || true
+# Only this cluster's lines: its job ids repeat an earlier cluster's (the
+# other jobs' kills of this cluster stay, as on a shared node).
+since=$(cat "$dir/started_uptime" 2>/dev/null || echo 0)
+dmesg | grep -E 'oom-kill:|Memory cgroup out of memory|Out of memory|oom_reaper|invoked oom-killer' |
+  awk -v since="$since" '{ t = $0; sub(/^\[ */, "", t); sub(/\].*/, "", t); if (t + 0 >= since + 0) print }' |
+  tail -n 40 >"$out/dmesg.txt" || true
 echo "$id"
