@@ -62,8 +62,11 @@ pub(super) fn heap_resident_share(
                 add(s * d_out * 4.0, 2.0);
             }
             crate::spec::Conv::Gcn => {
-                add(s * d_out * 4.0, 1.0);
+                // Self-loops added per layer (gcn_norm), as in layer_activations.
+                let es = es + s;
+                add(s * d_out * 4.0, 2.0);
                 add(es * 4.0, 1.0);
+                add(es * 16.0, 1.0);
                 add(es * d_out * 4.0, 2.0);
             }
             crate::spec::Conv::Gat => {
