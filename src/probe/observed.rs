@@ -67,6 +67,20 @@ pub(super) fn first<'a>(ev: &'a Events, name: &str) -> Option<&'a Event> {
     ev.events.iter().find(|e| e.ev == name)
 }
 
+/// A loader of every node with every neighbour at each hop
+/// (`num_neighbors=[-1]`, no input nodes): PyG's examples' `subgraph_loader`
+/// for layer-wise inference.
+fn is_subgraph_loader(l: &Event, nodes: Option<u64>) -> bool {
+    let fanout: Vec<i64> = l
+        .fields
+        .get("num_neighbors")
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+        .unwrap_or_default();
+    !fanout.is_empty()
+        && fanout.iter().all(|&f| f < 0)
+        && nodes.is_some_and(|n| n > 0 && l.u64("seeds") == Some(n))
+}
+
 /// Reads the job out of the events; an error when no loader was seen (the
 /// job never built one, or the probe was disabled before it did).
 pub fn observe(ev: &Events) -> Result<Observed> {
@@ -89,11 +103,22 @@ pub fn observe(ev: &Events) -> Result<Observed> {
             Error::bad("the probe saw no DataLoader or NeighborLoader being built".to_string())
         })?;
     let train_id = train.u64("id");
-    let evals: Vec<&Event> = all
+    let mut evals: Vec<&Event> = all
         .iter()
         .filter(|l| l.u64("id") != train_id)
         .copied()
         .collect();
+    let nodes = ev
+        .events
+        .iter()
+        .find(|e| e.ev == "dataset" && e.u64("data_id") == train.u64("data_id"))
+        .and_then(|d| d.u64("num_nodes"));
+    // PyG's layer-wise inference: a full-neighbour loader over every node
+    // (`subgraph_loader`), not a split's loader; its seeds are all nodes.
+    let layerwise = evals
+        .iter()
+        .position(|l| is_subgraph_loader(l, nodes))
+        .map(|i| evals.remove(i));
     let first_pass = passes.first().map(|p| p.t);
     let mut assumed = Vec::new();
     let dataset = ev
@@ -104,7 +129,7 @@ pub fn observe(ev: &Events) -> Result<Observed> {
         "name": "observed",
         "dataset": super::spec::dataset_json(dataset, train, evals.as_slice(), ev, &mut assumed)?,
         "model": super::spec::model_json(ev, &mut assumed),
-        "loader": super::spec::loader_json(train, &evals, first_pass, &passes, &mut assumed),
+        "loader": super::spec::loader_json(train, &evals, layerwise, first_pass, &passes, &mut assumed),
         "load": {"to_undirected": first(ev, "to_undirected").is_some()},
         "device": super::spec::device(ev, &mut assumed),
         "epochs": passes
@@ -270,6 +295,44 @@ mod tests {
                 ("evaluate", 20.0, 25.0)
             ]
         );
+    }
+
+    /// Issue 30's draw 06 under the probe (case.py --eval-loaders layerwise;
+    /// its loader lines as recorded, ids and times shortened): the second
+    /// loader is PyG's subgraph_loader, every node with every neighbour.
+    /// It was read as the valid split's loader (324,208 seeds), and the
+    /// spec refused splits larger than the graph.
+    const LAYERWISE: &str = r#"{"ev":"start","t":10,"pid":5,"argv":["case.py"]}
+{"ev":"import","t":11,"pid":5,"name":"torch_geometric","mem":{"RssAnon":419430400}}
+{"ev":"dataset","t":12,"pid":5,"data_id":9,"num_nodes":324208,"num_edges":14739415,"csc_edges":14739415,"x_shape":[324208,1024],"x_dtype":"bfloat16","y_dtype":"int64"}
+{"ev":"loader_start","t":12,"pid":5,"id":1}
+{"ev":"loader","t":13,"pid":5,"id":1,"batch_size":128,"num_workers":0,"persistent_workers":false,"prefetch_factor":null,"pin_memory":false,"drop_last":false,"shuffle":true,"num_neighbors":[5],"is_sorted":true,"shared_sampler":false,"sampler_id":3,"input_nodes":3072,"seeds":3072,"data_id":9}
+{"ev":"loader_start","t":13,"pid":5,"id":2}
+{"ev":"loader","t":14,"pid":5,"id":2,"batch_size":128,"num_workers":0,"persistent_workers":false,"prefetch_factor":null,"pin_memory":false,"drop_last":false,"shuffle":false,"num_neighbors":[-1],"is_sorted":true,"shared_sampler":false,"sampler_id":4,"input_nodes":null,"seeds":324208,"data_id":10}
+{"ev":"conv","t":14,"pid":5,"cls":"GINConv","in_channels":1024,"out_channels":32}
+{"ev":"optimizer","t":14,"pid":5,"cls":"Adam","device":"cpu"}
+{"ev":"pass_start","t":15,"pid":5,"id":1,"grad":true}
+{"ev":"pass_end","t":20,"pid":5,"id":1,"batches":24}
+{"ev":"pass_start","t":21,"pid":5,"id":2,"grad":false}
+{"ev":"pass_end","t":24,"pid":5,"id":2,"batches":2533}
+{"ev":"exit","t":25,"pid":5,"probe_s":0.05}
+"#;
+
+    #[test]
+    fn a_subgraph_loader_is_layer_wise_inference_not_a_split() {
+        let o = observe(&parse(LAYERWISE)).unwrap();
+        let s = &o.spec;
+        assert_eq!(s["loader"]["eval_loaders"], "layerwise", "{s}");
+        assert_eq!(s["dataset"]["splits"]["train"], 3072);
+        assert_eq!(s["dataset"]["splits"]["valid"], 0);
+        assert!(
+            o.assumed.iter().any(|a| a.contains("layer-wise")),
+            "{:?}",
+            o.assumed
+        );
+        // The spec is one plan reads (observe checks it; plan it too).
+        let spec: crate::spec::JobSpec = serde_json::from_value(s.clone()).unwrap();
+        assert!(crate::spec::Job::from_spec(&spec).is_ok());
     }
 
     #[test]

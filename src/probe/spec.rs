@@ -106,6 +106,7 @@ pub(super) fn model_json(ev: &Events, assumed: &mut Vec<String>) -> Value {
 pub(super) fn loader_json(
     train: &Event,
     evals: &[&Event],
+    layerwise: Option<&Event>,
     first_pass: Option<f64>,
     passes: &[&Event],
     assumed: &mut Vec<String>,
@@ -116,6 +117,7 @@ pub(super) fn loader_json(
         .and_then(|v| serde_json::from_value(v.clone()).ok())
         .unwrap_or_default();
     let eval_loaders = match (evals.first(), first_pass) {
+        _ if layerwise.is_some() => "layerwise",
         (None, _) => "none",
         (Some(e), Some(p)) if e.t > p => "on_demand",
         _ => "resident",
@@ -134,7 +136,10 @@ pub(super) fn loader_json(
         "shared_sampler": !evals.is_empty() && evals.iter().all(|e| e.u64("sampler_id") == sampler),
         "evaluate_train": passes.iter().any(|p| p.u64("id") == train.u64("id") && p.bool("grad") == Some(false)),
     });
-    if let Some(e) = evals.first() {
+    if layerwise.is_some() && evals.is_empty() {
+        assumed.push("dataset.splits valid/test: 0 (layer-wise inference evaluates every node; no loader of those splits was seen)".into());
+    }
+    if let Some(e) = layerwise.or(evals.first().copied()) {
         if e.u64("batch_size") != train.u64("batch_size") {
             l["eval_batch_size"] = e.u64("batch_size").into();
         }
