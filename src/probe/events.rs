@@ -63,6 +63,15 @@ impl Event {
             .map(serde_json::Value::as_u64)
             .collect()
     }
+    /// A list of signed integers (a fanout, where -1 is every neighbour).
+    pub fn i64s(&self, k: &str) -> Option<Vec<i64>> {
+        self.fields
+            .get(k)?
+            .as_array()?
+            .iter()
+            .map(serde_json::Value::as_i64)
+            .collect()
+    }
     /// The degree histogram a `dataset` event carries.
     pub fn histogram(&self) -> Option<DegreeHistogram> {
         serde_json::from_value(self.fields.get("degree_histogram")?.clone()).ok()

@@ -71,11 +71,7 @@ pub(super) fn first<'a>(ev: &'a Events, name: &str) -> Option<&'a Event> {
 /// (`num_neighbors=[-1]`, no input nodes): PyG's examples' `subgraph_loader`
 /// for layer-wise inference.
 fn is_subgraph_loader(l: &Event, nodes: Option<u64>) -> bool {
-    let fanout: Vec<i64> = l
-        .fields
-        .get("num_neighbors")
-        .and_then(|v| serde_json::from_value(v.clone()).ok())
-        .unwrap_or_default();
+    let fanout = l.i64s("num_neighbors").unwrap_or_default();
     !fanout.is_empty()
         && fanout.iter().all(|&f| f < 0)
         && nodes.is_some_and(|n| n > 0 && l.u64("seeds") == Some(n))
@@ -108,23 +104,19 @@ pub fn observe(ev: &Events) -> Result<Observed> {
         .filter(|l| l.u64("id") != train_id)
         .copied()
         .collect();
-    let nodes = ev
+    let dataset = ev
         .events
         .iter()
-        .find(|e| e.ev == "dataset" && e.u64("data_id") == train.u64("data_id"))
-        .and_then(|d| d.u64("num_nodes"));
+        .find(|e| e.ev == "dataset" && e.u64("data_id") == train.u64("data_id"));
     // PyG's layer-wise inference: a full-neighbour loader over every node
     // (`subgraph_loader`), not a split's loader; its seeds are all nodes.
+    let nodes = dataset.and_then(|d| d.u64("num_nodes"));
     let layerwise = evals
         .iter()
         .position(|l| is_subgraph_loader(l, nodes))
         .map(|i| evals.remove(i));
     let first_pass = passes.first().map(|p| p.t);
     let mut assumed = Vec::new();
-    let dataset = ev
-        .events
-        .iter()
-        .find(|e| e.ev == "dataset" && e.u64("data_id") == train.u64("data_id"));
     let mut spec = json!({
         "name": "observed",
         "dataset": super::spec::dataset_json(dataset, train, evals.as_slice(), ev, &mut assumed)?,

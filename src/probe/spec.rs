@@ -111,11 +111,7 @@ pub(super) fn loader_json(
     passes: &[&Event],
     assumed: &mut Vec<String>,
 ) -> Value {
-    let fanout: Vec<i64> = train
-        .fields
-        .get("num_neighbors")
-        .and_then(|v| serde_json::from_value(v.clone()).ok())
-        .unwrap_or_default();
+    let fanout = train.i64s("num_neighbors").unwrap_or_default();
     let eval_loaders = match (evals.first(), first_pass) {
         _ if layerwise.is_some() => "layerwise",
         (None, _) => "none",

@@ -65,7 +65,7 @@ pub fn watch(
     outputs: &mut Outputs,
 ) -> Result<ExitCode> {
     let began = Instant::now();
-    let (limit_cg, cg_limit) = match (args.limit, args.probe) {
+    let (mut limit_cg, cg_limit) = match (args.limit, args.probe) {
         (Some(limit), _) => {
             warn_unfaithful(limit, ProcReader::new().meminfo("MemTotal"));
             (Some(make_limit_cgroup(limit)?), limit)
@@ -82,7 +82,6 @@ pub fn watch(
         }
         (None, false) => (None, 0),
     };
-    let mut limit_cg = limit_cg;
     let cgroup = match &limit_cg {
         Some(cg) => Some(cg.reader().clone()),
         None => CgroupReader::own(),
