@@ -61,6 +61,12 @@ pub fn write(g: &GpuOutcome, w: &mut dyn Write) -> std::io::Result<()> {
         )?;
         writeln!(
             w,
+            "  before the requests: {} allocated, {} reserved (cuBLAS's workspace, kept by PyTorch's allocator); the simulator starts from it",
+            fmt_bytes(t.baseline.0),
+            fmt_bytes(t.baseline.1)
+        )?;
+        writeln!(
+            w,
             "  {:>12} {:>11} {:>11} {:>11} {:>11}",
             "request", "allocated", "reserved", "simulated", "NVML"
         )?;
@@ -91,10 +97,11 @@ pub fn write(g: &GpuOutcome, w: &mut dyn Write) -> std::io::Result<()> {
             )?,
             (Some((a, r)), None) => writeln!(
                 w,
-                "  {} step: allocated peak {}, reserved peak {} (no snapshot to replay)",
+                "  {} step: allocated peak {}, reserved peak {} (not simulated: {})",
                 t.step_model.as_deref().unwrap_or("GraphSAGE"),
                 fmt_bytes(a),
-                fmt_bytes(r)
+                fmt_bytes(r),
+                t.step_skipped.as_deref().unwrap_or("no snapshot")
             )?,
             _ => writeln!(
                 w,

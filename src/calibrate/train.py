@@ -205,6 +205,9 @@ def gpu(sizes, snapshot):
     say(at="context", reserved=torch.cuda.memory_reserved(), host_cuda=_anon_shmem() - host_torch,
         device=torch.cuda.get_device_name(), cuda=torch.version.cuda, torch=torch.__version__)
     torch.cuda.empty_cache()
+    # What stays reserved after empty_cache (cuBLAS's workspace, allocated
+    # through the caching allocator and kept): the requests start from it.
+    say(at="baseline", allocated=torch.cuda.memory_allocated(), reserved=torch.cuda.memory_reserved())
     kept = []
     for n in sizes:
         kept.append(torch.empty(n, dtype=torch.uint8, device=dev))

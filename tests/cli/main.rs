@@ -29,4 +29,5 @@ mod slurm_watch;
 mod watch;
 mod watch_attach;
 mod watch_faults;
+mod watch_gpu;
 mod wheel;

@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""Real GPU training steps for real-run corpora: what headroom's GPU
+estimate is scored against.
+
+The corpora (tests/fixtures/pyg/*.jsonl, /work/runs/*.jsonl) were run on a
+CPU with PyG's real NeighborLoader; each row keeps its job and every training
+batch's (nodes, edges) in the order the loader gave them. On a machine with
+an NVIDIA GPU, this replays each job's steps with PyTorch and PyG: the batch a
+NeighborLoader yields (x, y, n_id, e_id, input_id, edge_index, with the row's
+sizes) is built on the host and moved with `batch.to('cuda')`, then the
+job's own model (benches/pyg/case.py's make_model), forward, cross-entropy on
+the seeds, backward and Adam, batch after batch; then one no-grad pass over
+the largest evaluation batch. Which neighbours were sampled does not change
+GPU memory: every PyG conv runs over all of the batch's nodes and edges.
+
+    python3 replay_steps.py export CORPUS.jsonl... > steps.json   (here, no torch)
+    python3 replay_steps.py run steps.json OUT.jsonl [--jobs 8]    (GPU machine)
+
+Each job runs in its own process (its own CUDA context, as a real job has);
+OUT.jsonl gets one row per job: torch's allocated and reserved peaks for the
+training steps and for the evaluation pass, and NVML's figure for the process
+(context + reserved) after each.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def export(paths):
+    jobs = []
+    for path in paths:
+        for line in open(path):
+            r = json.loads(line)
+            b = r.get("batches") or {}
+            sizes = (b.get("train") or {}).get("sizes")
+            if not sizes:
+                continue
+            ev = b.get("eval") or {}
+            jobs.append({
+                "id": r["id"], "corpus": os.path.basename(path), "job": r["job"],
+                "train_sizes": sizes,
+                "eval_max": [int(ev["max_nodes"]), int(ev["max_edges"])] if ev else None,
+            })
+    json.dump(jobs, sys.stdout)
+
+
+def nvml_process_bytes(pid):
+    import pynvml
+    pynvml.nvmlInit()
+    try:
+        h = pynvml.nvmlDeviceGetHandleByIndex(0)
+        for p in pynvml.nvmlDeviceGetComputeRunningProcesses(h):
+            if p.pid == pid:
+                return p.usedGpuMemory
+    finally:
+        pynvml.nvmlShutdown()
+    return None
+
+
+def one(spec):
+    import torch
+    import torch.nn.functional as F
+    from torch_geometric.data import Data
+    sys.path.insert(0, os.path.join(HERE, "..", "pyg"))
+    from case import make_model
+
+    job = spec["job"]
+    d, m, ld = job["dataset"], job["model"], job["loader"]
+
+    class A:
+        conv, layers, hidden, heads = m["conv"], m["layers"], m["hidden"], m.get("heads") or 1
+        features, classes = d["features"], d["classes"]
+
+    dtype = getattr(torch, d.get("feature_dtype", "float32"))
+    # Without CUDA (a dry run of this script on a CPU) the figures are null.
+    cuda = torch.cuda.is_available()
+    dev = torch.device("cuda" if cuda else "cpu")
+    g = torch.Generator().manual_seed(0)
+    model = make_model(A).to(dev)
+    opt = torch.optim.Adam(model.parameters(), lr=0.01)
+
+    def figures():
+        if not cuda:
+            return None
+        torch.cuda.synchronize()
+        return {"allocated_peak": torch.cuda.max_memory_allocated(),
+                "reserved_peak": torch.cuda.max_memory_reserved(),
+                "reserved": torch.cuda.memory_reserved(),
+                "nvml": nvml_process_bytes(os.getpid())}
+
+    if cuda:
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+
+    def batch(n, e, seeds):
+        x = torch.randn(n, d["features"], generator=g).to(dtype)
+        data = Data(x=x, y=torch.randint(0, d["classes"], (n,), generator=g),
+                    edge_index=torch.randint(0, n, (2, e), generator=g),
+                    n_id=torch.arange(n), e_id=torch.arange(e),
+                    input_id=torch.arange(seeds), batch_size=seeds)
+        if ld.get("pin_memory") and cuda:
+            data = data.pin_memory()
+        return data
+
+    seeds = ld["batch_size"]
+    out = {"id": spec["id"], "corpus": spec["corpus"], "batches": len(spec["train_sizes"])}
+    t = time.time()
+    model.train()
+    for n, e in spec["train_sizes"]:
+        b = batch(n, e, min(seeds, n)).to(dev)
+        o = model(b.x.float(), b.edge_index)[:b.batch_size]
+        F.cross_entropy(o, b.y[:b.batch_size]).backward()
+        opt.step()
+        opt.zero_grad()
+        del b, o
+    out["train"] = figures()
+    if spec.get("eval_max"):
+        n, e = spec["eval_max"]
+        model.eval()
+        with torch.no_grad():
+            b = batch(n, e, min(ld.get("eval_batch_size") or seeds, n)).to(dev)
+            model(b.x.float(), b.edge_index)[:b.batch_size]
+            del b
+        out["evaluate"] = figures()
+    out["seconds"] = round(time.time() - t, 2)
+    out["versions"] = {"torch": torch.__version__, "cuda": torch.version.cuda,
+                       "device": torch.cuda.get_device_name() if cuda else "cpu"}
+    print(json.dumps(out), flush=True)
+
+
+def run(path, out_path, jobs):
+    specs = json.load(open(path))
+    running, done = [], 0
+    with open(out_path, "w") as out:
+        def reap(block):
+            nonlocal done
+            for p, s in list(running):
+                if block or p.poll() is not None:
+                    stdout, stderr = p.communicate()
+                    line = stdout.strip().splitlines()[-1:] if p.returncode == 0 else []
+                    row = json.loads(line[0]) if line else {
+                        "id": s["id"], "corpus": s["corpus"],
+                        "failed": (stderr.strip().splitlines() or ["exit %d" % p.returncode])[-1]}
+                    out.write(json.dumps(row) + "\n")
+                    out.flush()
+                    running.remove((p, s))
+                    done += 1
+                    print(f"{done}/{len(specs)} {s['id']}: {row.get('failed', 'ok')}", flush=True)
+                    if not block:
+                        return
+        for s in specs:
+            while len(running) >= jobs:
+                reap(False)
+                time.sleep(0.05)
+            p = subprocess.Popen([sys.executable, __file__, "one", json.dumps(s)],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            running.append((p, s))
+        while running:
+            reap(True)
+
+
+def main(argv):
+    if argv[1:2] == ["export"]:
+        export(argv[2:])
+    elif argv[1:2] == ["one"]:
+        one(json.loads(argv[2]))
+    elif argv[1:2] == ["run"] and len(argv) >= 4:
+        jobs = int(argv[5]) if len(argv) > 5 and argv[4] == "--jobs" else 8
+        run(argv[2], argv[3], jobs)
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
