@@ -54,9 +54,11 @@ pub fn write(g: &GpuOutcome, w: &mut dyn Write) -> std::io::Result<()> {
     if let Some(t) = &f.torch {
         writeln!(
             w,
-            "  PyTorch {}: context {} (NVML less reserved), CUDA adds {} of host memory",
+            "  PyTorch {}: context {} (NVML less reserved after the step, plus cuBLAS's workspace; {} after one matrix product), CUDA adds {} of host memory",
             t.torch,
             t.context_bytes.map_or("unknown".into(), fmt_bytes),
+            t.context_after_matmul_bytes
+                .map_or("unknown".into(), fmt_bytes),
             fmt_bytes(t.cuda_host_bytes)
         )?;
         writeln!(

@@ -320,14 +320,18 @@ pub fn estimate_with(
             &eval_gpu,
         ));
     }
-    Estimate {
+    let mut est = Estimate {
         phases,
         train_batch: *train,
         eval_batch: *eval,
         dataset: ds,
         gpu,
         train_seeds: settings.batch_size,
+    };
+    if cuda {
+        est.carry_training_cache();
     }
+    est
 }
 
 /// (training, evaluation) GPU components, per device.

@@ -145,4 +145,5 @@ pub fn apply(est: &mut Estimate, sim: &GpuSimulation, expandable: bool) {
         });
         p.gpu_bytes = p.gpu.iter().map(|c| c.bytes).sum();
     }
+    est.carry_training_cache();
 }

@@ -75,9 +75,12 @@ pub fn peaks(est: &Estimate) -> (u64, Phase, u64, Phase) {
         .iter()
         .max_by_key(|p| p.host_bytes)
         .map_or((0, Phase::Load), |p| (p.host_bytes, p.phase));
+    // The first phase at the highest figure: evaluation carries training's
+    // cache, and the peak is training's.
     let gpu = est
         .phases
         .iter()
+        .rev()
         .max_by_key(|p| p.gpu_bytes)
         .map_or((0, Phase::Train), |p| (p.gpu_bytes, p.phase));
     (host.0, host.1, gpu.0, gpu.1)

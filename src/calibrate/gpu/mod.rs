@@ -120,7 +120,7 @@ pub fn apply(f: &GpuFacts, c: &mut Coefficients, provenance: &str) -> Vec<&'stat
         c.cuda_context_measured = true;
         c.provenance.insert(
             "cuda_context_bytes".into(),
-            format!("measured: NVML less PyTorch's reserve after a matrix product, {provenance}"),
+            format!("measured: NVML less PyTorch's reserve after a real training step, plus cuBLAS's workspace, {provenance}"),
         );
         set.push("cuda_context_bytes");
     }
