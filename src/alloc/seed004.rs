@@ -43,6 +43,7 @@ fn pocket_gnn() -> GnnStepShape {
         batch_inputs: vec![600 * MB, 750 * MB, 8 * MB],
         saved_activations: saved,
         transients: scratch,
+        backward_transients: vec![],
         param_grads: vec![16 * MB; 12],
         retained_outputs: vec![2 * MB],
         steps_per_epoch: 0, // kept forever: the leak the seed describes

@@ -24,6 +24,11 @@ pub struct GnnStepShape {
     /// Scratch of the forward pass: transient i is created right after
     /// activation i and freed at once (message-passing gathers); scaled.
     pub transients: Vec<u64>,
+    /// Scratch of the backward pass: transient i is created right after the
+    /// gradient of activation i's output and freed at once (the gradient of
+    /// a layer's gathered messages); scaled; 0 or missing: none.
+    #[serde(default)]
+    pub backward_transients: Vec<u64>,
     /// Parameter gradients: created in backward, freed by
     /// `zero_grad(set_to_none=True)` (the default since PyTorch 2.0).
     pub param_grads: Vec<u64>,
@@ -165,8 +170,12 @@ fn step_events(
         .map(|&g| alloc(&mut ev, g))
         .collect();
     let mut upstream = None;
-    for &(act, size) in acts.iter().rev() {
+    for (i, &(act, size)) in acts.iter().enumerate().rev() {
         let g = alloc(&mut ev, size);
+        if let Some(&t) = shape.backward_transients.get(i).filter(|&&t| t > 0) {
+            let t = alloc(&mut ev, scaled(t));
+            ev.push(Free { id: t });
+        }
         if let Some(u) = upstream.replace(g) {
             ev.push(Free { id: u });
         }
@@ -241,6 +250,7 @@ mod tests {
             batch_inputs: vec![100],
             saved_activations: vec![200, 300],
             transients: vec![50],
+            backward_transients: vec![],
             param_grads: vec![10],
             retained_outputs: vec![],
             steps_per_epoch: 0,
@@ -278,6 +288,7 @@ mod tests {
             batch_inputs: vec![30 * mb],
             saved_activations: vec![50 * mb, 50 * mb],
             transients: vec![],
+            backward_transients: vec![],
             param_grads: vec![4 * mb],
             retained_outputs: vec![],
             steps_per_epoch: 0,

@@ -281,6 +281,39 @@ pub(super) fn layer_activations(
     }
 }
 
+/// Bytes a layer's backward holds beside the saved tensors and its output's
+/// gradient: GCN's two message-sized gradients (of the weighted messages and
+/// of x_j, Es + S rows each, measured by benches/pyg/gcn_step.py); for SAGE
+/// and GIN the gradient of the gathered messages (Es·d_in), for the others
+/// the layer's own transient (`tr`); none in the first layer, whose messages
+/// get no gradient (GCN's still do: its norm-weighted copy is built from
+/// the linear output, which does).
+pub(super) fn backward_scratch(
+    conv: Conv,
+    l: usize,
+    s: f64,
+    es: f64,
+    layer: LayerShape,
+    tr: f64,
+) -> f64 {
+    match conv {
+        Conv::Gcn => 2.0 * (es + s) * layer.d_out * F32,
+        _ if l == 0 => 0.0,
+        Conv::Sage | Conv::Gin => es * layer.d_in * F32,
+        _ => tr,
+    }
+}
+
+/// The bytes of the float32 copy a float32 model makes of half or double
+/// features (`x.float()`) at `s` nodes: the first linear layer saves it.
+pub(super) fn float_copy(job: &Job, s: f64) -> f64 {
+    if job.dataset.feature_dtype == crate::profiles::Dtype::Float32 {
+        0.0
+    } else {
+        s * job.dataset.features as f64 * F32
+    }
+}
+
 /// (training, evaluation) activation peaks of a GNN at `s` nodes and `es` edges.
 ///
 /// Training memory peaks at one of two kinds of moment (the calibration's
@@ -309,10 +342,10 @@ fn gnn_activations(
         let d_in = layer.d_in;
         let (sv, tr) = layer_activations(conv, s, es, layer, job.dropout);
         saved += sv;
-        if l == 0 && job.dataset.feature_dtype != crate::profiles::Dtype::Float32 {
+        if l == 0 {
             // A float32 model converts half or double features first
             // (`x.float()`): the copy is lin_r's saved input.
-            saved += s * d_in * F32;
+            saved += float_copy(job, s);
         }
         // GCN's layer output (the ReLU's, which it saves) is formed after
         // its transients are gone: its forward moment has the earlier
@@ -322,11 +355,11 @@ fn gnn_activations(
         // the forward moment, as measured (benches/pyg/gcn_step.py).
         let gcn = matches!(conv, Conv::Gcn);
         let forward = if gcn { saved - sv + tr } else { saved + tr };
-        // The first layer's aggregate of the input features gets no gradient,
-        // and neither do its messages.
         let backward = if gcn {
-            saved - sv + 2.0 * (es + s) * layer.d_out * F32
+            saved - sv + backward_scratch(conv, l, s, es, layer, tr)
         } else if l == 0 {
+            // The first layer's aggregate of the input features gets no
+            // gradient, and neither do its messages.
             let input_aggregate = if matches!(conv, Conv::Sage | Conv::Gin) {
                 s * d_in * F32
             } else {
@@ -334,14 +367,7 @@ fn gnn_activations(
             };
             saved + sv - input_aggregate
         } else {
-            // The gradient of the gathered messages (Es·d_in for SAGE and GIN;
-            // the layer's own transient for the others).
-            let messages = if matches!(conv, Conv::Sage | Conv::Gin) {
-                es * d_in * F32
-            } else {
-                tr
-            };
-            saved + sv + messages
+            saved + sv + backward_scratch(conv, l, s, es, layer, tr)
         };
         peak = peak.max(forward).max(backward);
         // no_grad: a layer's input, its output and its transient at once.

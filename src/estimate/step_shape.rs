@@ -3,7 +3,9 @@
 //! batch, with the coefficient of variation the simulator scales batches by.
 
 use super::fanout::SampleStats;
-use super::gpu::{GENERIC_LAYERS, gnn_layer_params, layer_activations, layer_shapes};
+use super::gpu::{
+    GENERIC_LAYERS, backward_scratch, float_copy, gnn_layer_params, layer_activations, layer_shapes,
+};
 use super::host::batch_tensors;
 use crate::spec::{Job, ModelKind};
 
@@ -42,11 +44,14 @@ pub fn step_shape(job: &Job, stats: &SampleStats, seeds: u64) -> crate::alloc::G
         .collect();
     let (s, es) = (stats.mean_nodes, stats.mean_edges);
     // `batch.to(device)` moves every tensor the loader built.
-    let batch_inputs: Vec<f64> = batch_tensors(job, seeds as f64, s, es)
+    // A float32 model's copy of half or double features (`x.float()`),
+    // alive from the forward's start like the batch (4 of 4 replayed jobs
+    // with such features held it at their peak: tests/fixtures/gpu).
+    let mut batch_inputs: Vec<f64> = batch_tensors(job, seeds as f64, s, es)
         .into_iter()
         .filter(|&b| b > 0.0)
         .collect();
-    let (saved, transients) = match &job.model {
+    let (saved, transients, backward) = match &job.model {
         ModelKind::Gnn {
             conv,
             layers,
@@ -54,13 +59,17 @@ pub fn step_shape(job: &Job, stats: &SampleStats, seeds: u64) -> crate::alloc::G
             heads,
             ..
         } => {
-            let (mut saved, mut transients) = (Vec::new(), Vec::new());
-            for layer in layer_shapes(job, *conv, *layers, *hidden, *heads) {
+            batch_inputs.push(float_copy(job, s));
+            let (mut saved, mut transients, mut backward) = (Vec::new(), Vec::new(), Vec::new());
+            let shapes = layer_shapes(job, *conv, *layers, *hidden, *heads);
+            for (l, layer) in shapes.into_iter().enumerate() {
                 let (sv, tr) = layer_activations(*conv, s, es, layer, job.dropout);
                 saved.push(sv);
                 transients.push(tr);
+                // As the estimate's backward moment (gnn_activations).
+                backward.push(backward_scratch(*conv, l, s, es, layer, tr));
             }
-            (saved, transients)
+            (saved, transients, backward)
         }
         ModelKind::Generic {
             activation_bytes_per_sample,
@@ -68,9 +77,10 @@ pub fn step_shape(job: &Job, stats: &SampleStats, seeds: u64) -> crate::alloc::G
         } => {
             // Layers unknown: the activations as equal tensors in forward order.
             let act = *activation_bytes_per_sample as f64 * s / GENERIC_LAYERS;
-            (vec![act; GENERIC_LAYERS as usize], vec![])
+            (vec![act; GENERIC_LAYERS as usize], vec![], vec![])
         }
     };
+    batch_inputs.retain(|&b| b > 0.0);
     let bytes = |v: Vec<f64>| v.into_iter().map(|b| b.max(1.0) as u64).collect();
     crate::alloc::GnnStepShape {
         parameters: params.clone(),
@@ -78,6 +88,7 @@ pub fn step_shape(job: &Job, stats: &SampleStats, seeds: u64) -> crate::alloc::G
         batch_inputs: bytes(batch_inputs),
         saved_activations: bytes(saved),
         transients: bytes(transients),
+        backward_transients: backward.into_iter().map(|b| b as u64).collect(),
         param_grads: params,
         retained_outputs: vec![],
         steps_per_epoch: 0,
@@ -86,5 +97,47 @@ pub fn step_shape(job: &Job, stats: &SampleStats, seeds: u64) -> crate::alloc::G
         } else {
             0.0
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::alloc::{AllocConf, DeviceMemory, run_trace, training_trace_with};
+    use crate::estimate::{BatchModel, Prepared, gpu_breakdown};
+
+    /// The simulated step reaches the tensors the estimate counts: before,
+    /// the simulation left out the float32 copy of half-precision features
+    /// and the backward's message gradients, and its allocated peak was 23 %
+    /// under the estimate's (and a real H200 step's) for a GCN job.
+    #[test]
+    fn the_simulated_step_holds_the_estimates_tensors_for_every_conv() {
+        for conv in ["sage", "gcn", "gat", "gin"] {
+            let text = format!(
+                "dataset: ogbn-arxiv\nmodel: {{conv: {conv}, layers: 3, hidden: 64}}\nloader: {{batch_size: 1024, fanout: [15, 10, 5]}}\n"
+            );
+            let mut spec = crate::spec::from_text(&text, "test").unwrap().spec;
+            spec.budget.gpu = Some("h100".into());
+            let mut job = Job::from_spec(&spec).unwrap();
+            job.dataset.feature_dtype = crate::profiles::Dtype::Bfloat16;
+            let bm = BatchModel::new(&job, &job.settings, &Prepared::new(&job));
+            let g = gpu_breakdown(&job, &bm.train, &bm.eval, 1024, 1024);
+            let shape = step_shape(&job, &bm.train, 1024);
+            let out = run_trace(
+                training_trace_with(&shape, [1.0, 1.0].into_iter()),
+                &AllocConf::default(),
+                &DeviceMemory::new(80 << 30, 0),
+            );
+            let est = (g.params + g.grads + g.optimizer + g.batch + g.activations_mean) as f64;
+            let sim = out.peak_allocated_bytes as f64;
+            eprintln!("{conv}: simulated / estimated = {:.3}", sim / est);
+            // Never below (the simulated reserve is built on it); a little
+            // above (up to 18 % for GCN), where the trace holds a layer's
+            // output gradient beside its saved tensors.
+            assert!(
+                (0.97..1.25).contains(&(sim / est)),
+                "{conv}: simulated {sim} B, estimated {est} B"
+            );
+        }
     }
 }
