@@ -35,12 +35,18 @@ def main():
     p.add_argument("--headroom", default="target/release/headroom")
     p.add_argument("--summary", action="store_true")
     a = p.parse_args()
-    jobs = {}
+    jobs, commands = {}, {}
     for path in a.corpora:
         for line in open(path):
             r = json.loads(line)
             jobs[r["id"]] = (os.path.basename(path), r["job"])
+            commands[r["id"]] = r.get("command", "")
     errors = {}
+    # Runs recorded before 2233212 with `--is-sorted given --to-undirected`
+    # did not run their job: the harness called to_undirected after loading a
+    # sorted file and handed is_sorted=True an unsorted edge_index (batches
+    # of ~0 edges). Not scored, by that criterion alone (their commands).
+    pre_fix = {"sealed-2611251.jsonl", "dev-2611252.jsonl"}
     if not a.summary:
         print("| job | measure | measured | planned | error |")
         print("|---|---|---:|---:|---:|")
@@ -50,6 +56,10 @@ def main():
             print(f"{s['id']}: not scored ({s.get('failed', 'not in the corpora')})", file=sys.stderr)
             continue
         corpus, job = jobs[s["id"]]
+        cmd = commands.get(s["id"], "")
+        if corpus in pre_fix and "--is-sorted given" in cmd and "--to-undirected" in cmd:
+            print(f"{s['id']}: not scored (harness bug before 2233212)", file=sys.stderr)
+            continue
         job = dict(job, device="cuda")
         with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
             json.dump(job, f)
