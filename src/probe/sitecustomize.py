@@ -406,6 +406,22 @@ def _patch_optimizer(mod):
     _wrap_init(mod.Optimizer, "optimizer", _nothing, after)
 
 
+def _modules_of(m):
+    """The submodules of `m` in order, or none when it is not a module."""
+    mods = getattr(m, "modules", None)
+    return list(mods()) if callable(mods) else []
+
+
+def _width(m, side):
+    """A linear layer's input or output width: torch's Linear says
+    in_features, PyG's says in_channels (-1 while lazy: unknown)."""
+    for k in (f"{side}_features", f"{side}_channels"):
+        v = getattr(m, k, None)
+        if isinstance(v, int) and not isinstance(v, bool) and v > 0:
+            return v
+    return None
+
+
 def _patch_conv(mod):
     def after(self, args, kwargs):
         ev = {"cls": type(self).__name__}
@@ -413,6 +429,13 @@ def _patch_conv(mod):
             v = getattr(self, k, None)
             if isinstance(v, (int, bool)) or (isinstance(v, tuple) and k == "in_channels"):
                 ev[k] = v if not isinstance(v, tuple) else v[0]
+        if "out_channels" not in ev:
+            # GINConv and GINEConv keep no channels of their own: their MLP
+            # (`self.nn`) has them, in its first and last linear layers.
+            lins = [m for m in _modules_of(getattr(self, "nn", None))
+                    if _width(m, "in") is not None and _width(m, "out") is not None]
+            if lins:
+                ev["in_channels"], ev["out_channels"] = _width(lins[0], "in"), _width(lins[-1], "out")
         _emit("conv", **ev)
 
     # The concrete convolutions set their channels after MessagePassing's

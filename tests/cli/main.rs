@@ -16,6 +16,7 @@ mod plan;
 mod plan_shapes;
 mod plan_truth;
 mod probe;
+mod probe_gin;
 mod profiles_embedded;
 mod readme;
 mod script;
