@@ -257,3 +257,31 @@ fn recorded_pytorch_traces_replay_exactly() {
         }
     }
 }
+
+/// A real snapshot of a GraphSAGE training step (torch 2.11 on an H200)
+/// through the command a user runs: the peaks are the ones PyTorch measured
+/// (tests/fixtures/alloc/h200_graphsage_step.json). Its shared frame dicts
+/// made the decoder fail before ("recursive structure found").
+#[test]
+fn simulate_alloc_replays_a_real_h200_snapshot_to_its_measured_peaks() {
+    let snap = fixture("alloc/h200_graphsage_step.pickle");
+    let measured: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(fixture("alloc/h200_graphsage_step.json")).unwrap(),
+    )
+    .unwrap();
+    let j = json_of(
+        headroom()
+            .args([
+                "simulate-alloc",
+                "--gpu",
+                "h200",
+                "--context",
+                "682M",
+                "--format",
+                "json",
+            ])
+            .arg(&snap),
+    );
+    assert_eq!(j["peak_allocated_bytes"], measured["allocated_peak"], "{j}");
+    assert_eq!(j["peak_reserved_bytes"], measured["reserved_peak"], "{j}");
+}

@@ -192,3 +192,36 @@ pub fn measure(python: &Path, script: &Path, total: u64) -> Result<TorchFacts, S
         step_skipped,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rounding rows an H100 gave (torch 2.11, calibrate's own record):
+    /// from the workspace PyTorch keeps, the simulator reserves what PyTorch
+    /// reserved after every request, and allocates what it allocated.
+    #[test]
+    fn the_simulator_reserves_what_a_real_h100_reserved_for_each_request() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/gpu/calibrate-h100-2611261.json"
+        );
+        let j: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let t: TorchFacts = serde_json::from_value(j["gpu"]["facts"]["torch"].clone()).unwrap();
+        assert_eq!(t.rounding.len(), SIZES.len());
+        let mut sim = Allocator::new(AllocConf::default(), DeviceMemory::new(80 << 30, 0));
+        for r in &t.rounding {
+            sim.malloc(r.request).unwrap();
+            let s = sim.stats();
+            assert_eq!(
+                (
+                    t.baseline.0 + s.allocated.current,
+                    t.baseline.1 + s.reserved.current
+                ),
+                (r.allocated, r.reserved),
+                "after a request of {} B",
+                r.request
+            );
+        }
+    }
+}
