@@ -224,9 +224,17 @@ pub(super) fn layer_activations(
                 es * heads * d_out * F32,
             )
         }
-        // aggregated (S·d_in) and three MLP tensors (3·S·d_out); messages transient.
+        // GINConv: mlp((1 + eps)·x + Σ x_j), PyG's GIN building
+        // MLP([d_in, d_out, d_out]). Autograd keeps the MLP's input (the sum,
+        // S·d_in), its inner ReLU's output (S·d_out) and the outer ReLU's;
+        // the aggregate and (1 + eps)·x live only until added, the first
+        // linear's output only until its ReLU. The last layer's output (the
+        // logits) is kept for the loss. A real H200 step of a 4-layer GIN
+        // held 7 ReLU outputs (4 inner, 3 outer), one sum per layer and the
+        // logits at its peak (tests/fixtures/gpu/step-peak-h200-2611261.txt);
+        // 3·S·d_out for the MLP, as before, counted two tensors too many.
         Conv::Gin => (
-            s * d_in * F32 + 3.0 * s * d_out * F32 + act,
+            s * d_in * F32 + s * d_out * F32 + act + if last { s * d_out * F32 } else { 0.0 },
             es * d_in * F32,
         ),
         // As GIN, and the messages relu(x_j + edge_attr) (Es·d_in) are kept.

@@ -32,7 +32,7 @@ pub const SETS: &str = "sealed-2611251 and dev-2611252";
 pub const CGROUP: HeldOut = HeldOut {
     runs: 48,
     p10: -0.008,
-    p90: 0.548,
+    p90: 0.464,
     worst_under: -0.163,
 };
 
@@ -40,7 +40,7 @@ pub const CGROUP: HeldOut = HeldOut {
 pub const RSS_SUM: HeldOut = HeldOut {
     runs: 48,
     p10: 0.0,
-    p90: 0.364,
+    p90: 0.347,
     worst_under: -0.677,
 };
 

@@ -194,6 +194,12 @@ const SEALED_GCN: (&str, &str) = (
     include_str!("../fixtures/pyg/sealed-gcn-2611254.jsonl"),
 );
 
+/// The sealed set of GIN draws, likewise (GINConv's saved tensors).
+const SEALED_GIN: (&str, &str) = (
+    "sealed-gin-2611262",
+    include_str!("../fixtures/pyg/sealed-gin-2611262.jsonl"),
+);
+
 /// Rows whose run did not do what its job spec says, with why (the draws'
 /// README): left out of every figure, and printed.
 const HARNESS_DEFECTS: [(&str, &str); 2] = [
@@ -248,18 +254,20 @@ fn plans_uncertainty_band_is_the_models_error_on_the_random_sets() {
         eprintln!("left out: {}: {}", d.0, d.1);
     }
     let rows = random_rows();
-    let gcn = compare(SEALED_GCN.1, &Coefficients::default()).unwrap();
-    assert_eq!(gcn.len(), 24, "12 GCN runs in both accounting modes");
-    for mode in ["cgroup", "rss_sum"] {
-        let a = accuracy(&gcn, mode);
-        eprintln!(
-            "{} {mode} (not in the band): {} runs, median |error| {:.1} %, max {:.1} %, {} more than 5 % low",
-            SEALED_GCN.0,
-            a.rows,
-            100.0 * a.median_abs,
-            100.0 * a.max_abs,
-            a.under_5pct
-        );
+    for set in [SEALED_GCN, SEALED_GIN] {
+        let one = compare(set.1, &Coefficients::default()).unwrap();
+        assert_eq!(one.len(), 24, "{}: 12 runs in both accounting modes", set.0);
+        for mode in ["cgroup", "rss_sum"] {
+            let a = accuracy(&one, mode);
+            eprintln!(
+                "{} {mode} (not in the band): {} runs, median |error| {:.1} %, max {:.1} %, {} more than 5 % low",
+                set.0,
+                a.rows,
+                100.0 * a.median_abs,
+                100.0 * a.max_abs,
+                a.under_5pct
+            );
+        }
     }
     let mut measured_all = Vec::new();
     for (mode, band) in [("cgroup", CGROUP), ("rss_sum", RSS_SUM)] {
