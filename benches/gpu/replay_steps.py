@@ -62,29 +62,70 @@ def nvml_process_bytes(pid):
     return None
 
 
+class Replay:
+    """A corpus job on the card (or, without CUDA, a dry run on the CPU):
+    its own model and Adam (benches/pyg/case.py's make_model), and batches
+    built as its NeighborLoader builds them, at the sizes given."""
+
+    def __init__(self, spec):
+        import torch
+        from torch_geometric.data import Data
+        sys.path.insert(0, os.path.join(HERE, "..", "pyg"))
+        from case import make_model
+
+        job = spec["job"]
+        self.d, m, self.ld = job["dataset"], job["model"], job["loader"]
+        d = self.d
+
+        class A:
+            conv, layers, hidden, heads = m["conv"], m["layers"], m["hidden"], m.get("heads") or 1
+            features, classes = d["features"], d["classes"]
+
+        self.torch, self.Data = torch, Data
+        self.dtype = getattr(torch, d.get("feature_dtype", "float32"))
+        self.cuda = torch.cuda.is_available()
+        self.dev = torch.device("cuda" if self.cuda else "cpu")
+        self.g = torch.Generator().manual_seed(0)
+        self.model = make_model(A).to(self.dev)
+        self.opt = torch.optim.Adam(self.model.parameters(), lr=0.01)
+        self.seeds = self.ld["batch_size"]
+
+    def batch(self, n, e, seeds):
+        """A batch of n nodes and e edges with `seeds` seed nodes, on the device."""
+        t, g, d = self.torch, self.g, self.d
+        x = t.randn(n, d["features"], generator=g).to(self.dtype)
+        data = self.Data(x=x, y=t.randint(0, d["classes"], (n,), generator=g),
+                         edge_index=t.randint(0, n, (2, e), generator=g),
+                         n_id=t.arange(n), e_id=t.arange(e),
+                         input_id=t.arange(seeds), batch_size=seeds)
+        if self.ld.get("pin_memory") and self.cuda:
+            data = data.pin_memory()
+        return data.to(self.dev)
+
+    def train_step(self, n, e):
+        """One step as case.py takes it: forward, loss on the seeds, backward, Adam."""
+        import torch.nn.functional as F
+        self.model.train()
+        b = self.batch(n, e, min(self.seeds, n))
+        o = self.model(b.x.float(), b.edge_index)[:b.batch_size]
+        F.cross_entropy(o, b.y[:b.batch_size]).backward()
+        self.opt.step()
+        self.opt.zero_grad()
+
+    def eval_pass(self, n, e):
+        """One no-grad forward at evaluation's batch size."""
+        self.model.eval()
+        with self.torch.no_grad():
+            b = self.batch(n, e, min(self.ld.get("eval_batch_size") or self.seeds, n))
+            self.model(b.x.float(), b.edge_index)[:b.batch_size]
+
+
 def one(spec):
-    import torch
-    import torch.nn.functional as F
-    from torch_geometric.data import Data
-    sys.path.insert(0, os.path.join(HERE, "..", "pyg"))
-    from case import make_model
-
-    job = spec["job"]
-    d, m, ld = job["dataset"], job["model"], job["loader"]
-
-    class A:
-        conv, layers, hidden, heads = m["conv"], m["layers"], m["hidden"], m.get("heads") or 1
-        features, classes = d["features"], d["classes"]
-
-    dtype = getattr(torch, d.get("feature_dtype", "float32"))
-    # Without CUDA (a dry run of this script on a CPU) the figures are null.
-    cuda = torch.cuda.is_available()
-    dev = torch.device("cuda" if cuda else "cpu")
-    g = torch.Generator().manual_seed(0)
-    model = make_model(A).to(dev)
-    opt = torch.optim.Adam(model.parameters(), lr=0.01)
+    r = Replay(spec)
+    torch, cuda = r.torch, r.cuda
 
     def figures():
+        # Without CUDA (a dry run of this script on a CPU) the figures are null.
         if not cuda:
             return None
         torch.cuda.synchronize()
@@ -96,36 +137,13 @@ def one(spec):
     if cuda:
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
-
-    def batch(n, e, seeds):
-        x = torch.randn(n, d["features"], generator=g).to(dtype)
-        data = Data(x=x, y=torch.randint(0, d["classes"], (n,), generator=g),
-                    edge_index=torch.randint(0, n, (2, e), generator=g),
-                    n_id=torch.arange(n), e_id=torch.arange(e),
-                    input_id=torch.arange(seeds), batch_size=seeds)
-        if ld.get("pin_memory") and cuda:
-            data = data.pin_memory()
-        return data
-
-    seeds = ld["batch_size"]
     out = {"id": spec["id"], "corpus": spec["corpus"], "batches": len(spec["train_sizes"])}
     t = time.time()
-    model.train()
     for n, e in spec["train_sizes"]:
-        b = batch(n, e, min(seeds, n)).to(dev)
-        o = model(b.x.float(), b.edge_index)[:b.batch_size]
-        F.cross_entropy(o, b.y[:b.batch_size]).backward()
-        opt.step()
-        opt.zero_grad()
-        del b, o
+        r.train_step(n, e)
     out["train"] = figures()
     if spec.get("eval_max"):
-        n, e = spec["eval_max"]
-        model.eval()
-        with torch.no_grad():
-            b = batch(n, e, min(ld.get("eval_batch_size") or seeds, n)).to(dev)
-            model(b.x.float(), b.edge_index)[:b.batch_size]
-            del b
+        r.eval_pass(*spec["eval_max"])
         out["evaluate"] = figures()
     out["seconds"] = round(time.time() - t, 2)
     out["versions"] = {"torch": torch.__version__, "cuda": torch.version.cuda,

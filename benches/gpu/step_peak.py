@@ -15,8 +15,6 @@ import json
 import os
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-
 
 def where(frames):
     for f in frames or []:
@@ -28,45 +26,17 @@ def where(frames):
 
 
 def one(spec):
-    import torch
-    import torch.nn.functional as F
-    from torch_geometric.data import Data
-    sys.path.insert(0, os.path.join(HERE, "..", "pyg"))
-    from case import make_model
+    from replay_steps import Replay
 
-    job = spec["job"]
-    d, m, ld = job["dataset"], job["model"], job["loader"]
-
-    class A:
-        conv, layers, hidden, heads = m["conv"], m["layers"], m["hidden"], m.get("heads") or 1
-        features, classes = d["features"], d["classes"]
-
-    dtype = getattr(torch, d.get("feature_dtype", "float32"))
-    dev = torch.device("cuda")
-    g = torch.Generator().manual_seed(0)
-    model = make_model(A).to(dev)
-    opt = torch.optim.Adam(model.parameters(), lr=0.01)
+    r = Replay(spec)
+    torch, d, m = r.torch, r.d, spec["job"]["model"]
     n, e = max(spec["train_sizes"], key=lambda s: s[0])
-    seeds = min(ld["batch_size"], n)
-
-    def step():
-        x = torch.randn(n, d["features"], generator=g).to(dtype)
-        b = Data(x=x, y=torch.randint(0, d["classes"], (n,), generator=g),
-                 edge_index=torch.randint(0, n, (2, e), generator=g),
-                 n_id=torch.arange(n), e_id=torch.arange(e),
-                 input_id=torch.arange(seeds), batch_size=seeds).to(dev)
-        o = model(b.x.float(), b.edge_index)[:b.batch_size]
-        F.cross_entropy(o, b.y[:b.batch_size]).backward()
-        opt.step()
-        opt.zero_grad()
-        del b, o
-
-    step()
+    r.train_step(n, e)  # once to warm up: Adam's state, cuBLAS's workspace
     torch.cuda.synchronize()
     base = torch.cuda.memory_allocated()
     torch.cuda.reset_peak_memory_stats()
     torch.cuda.memory._record_memory_history(max_entries=1000000, stacks="python")
-    step()
+    r.train_step(n, e)
     torch.cuda.synchronize()
     snap = torch.cuda.memory._snapshot()
     torch.cuda.memory._record_memory_history(enabled=None)

@@ -155,8 +155,10 @@ pub fn measure(python: &Path, script: &Path, total: u64) -> Result<TorchFacts, S
             }
         })
         .collect();
-    let step = at("step").map(|(v, _)| v.clone()).unwrap_or_default();
-    let after_step = at("step").and_then(|(v, n)| n.map(|n| n.saturating_sub(u(v, "reserved"))));
+    let (step, after_step) = match at("step") {
+        Some((v, n)) => (v.clone(), n.map(|n| n.saturating_sub(u(v, "reserved")))),
+        None => (Value::default(), None),
+    };
     let context = after_matmul.max(after_step).map(|c| c + baseline.1);
     let step_peaks = step["reserved_peak"]
         .as_u64()
