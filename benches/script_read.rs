@@ -36,10 +36,10 @@ fn bench(c: &mut Criterion) {
     let lines = text.lines().count();
     std::fs::write(&path, &text).expect("the script written");
     let argv: Vec<String> = Vec::new();
-    let r = headroom::script::read_python(&path, &argv).expect("the script read");
+    let r = headroom::script::read_python(&path, &argv, None).expect("the script read");
     assert!(r.loaders.len() > 50, "every generated loader is found");
     c.bench_function(&format!("read_python {lines}-line script"), |b| {
-        b.iter(|| headroom::script::read_python(black_box(&path), &argv).expect("read"))
+        b.iter(|| headroom::script::read_python(black_box(&path), &argv, None).expect("read"))
     });
 }
 

@@ -144,7 +144,11 @@ def same(field, want, got):
             return isinstance(got, dict) and all(got.get(k) == v for k, v in want.items())
         return isinstance(got, str) and norm(got) == norm(want)
     if field == "budget.host" and isinstance(want, str):
+        # Slurm's --mem=100G is 100 GiB; the job JSON writes sizes as "100GiB".
         units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+        if isinstance(got, str):
+            m = re.fullmatch(r"\s*([0-9.]+)\s*([KMGT])(?:i?B)?\s*", got, re.I)
+            got = m and round(float(m.group(1)) * units[m.group(2).upper()])
         return got == int(want[:-1]) * units[want[-1].upper()]
     return got == want
 

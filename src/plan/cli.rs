@@ -256,7 +256,7 @@ impl JobArgs {
     /// planned and the largest (host peak, then GPU peak; the first of
     /// equals) is the one reported, the others named in the warnings.
     pub fn resolve_script(&self) -> Result<(Job, String, Vec<String>, Option<Read>)> {
-        let readings = match crate::script::load(&self.job, &self.script_args)? {
+        let readings = match crate::script::load(&self.job, &self.script_args, self.cpus)? {
             crate::script::Input::Read(r) => r,
             crate::script::Input::NotScript => {
                 let mut loaded = load(&self.job)?;

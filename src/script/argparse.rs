@@ -45,11 +45,7 @@ pub fn definitions<'t>(ev: &Eval<'t>) -> Vec<Argument> {
                 }
                 // `parser.set_defaults(**cfg)`: every key of the config.
                 for s in a.splats {
-                    set_defaults.extend(
-                        ev.splat(s, &Vec::new(), 0)
-                            .into_iter()
-                            .map(|(k, f)| (k, Some(f))),
-                    );
+                    set_defaults.extend(ev.splat(s, &Vec::new(), 0));
                 }
             }
             _ => {}

@@ -138,17 +138,33 @@ pub fn dataset<'t>(ev: &Eval<'t>, call: Node<'t>) -> Option<DatasetFind> {
             }));
         }
     }
-    // A class called like a profile: PyG's own, or the repository's of that name.
+    // A class called like a profile: PyG's own (also imported under another
+    // name: `from torch_geometric.datasets import Reddit as PyGReddit`), or
+    // the repository's of that name, unless that one is a Lightning data
+    // module (it builds the dataset inside, where it is read).
+    let mut class = name.to_string();
     let from_pyg = match f.kind() {
         "identifier" => match ev.imported(f) {
-            Some(Imported::Library(p)) => p.contains("datasets"),
+            Some(Imported::Library(p)) => {
+                class = p.rsplit('.').next().unwrap_or(name).to_string();
+                p.contains("datasets")
+            }
             Some(Imported::Name(..)) => true,
-            _ => ev.class_named(ev.project.module_of(call), name).is_some(),
+            _ => ev
+                .class_named(ev.project.module_of(call), name)
+                .is_some_and(|c| !data_module(ev, c)),
         },
         _ => ftext.contains("datasets."),
     };
-    let profile = crate::profiles::dataset(name).ok()?;
+    let profile = crate::profiles::dataset(&class).ok()?;
     from_pyg.then(|| DatasetFind::Named(Found::at(Value::Str(profile.name), at)))
+}
+
+/// Whether `class` is a Lightning data module (`class Reddit(LightningDataModule)`).
+fn data_module(ev: &Eval, class: Node) -> bool {
+    class
+        .child_by_field_name("superclasses")
+        .is_some_and(|s| ev.text(s).contains("DataModule"))
 }
 
 /// `np.load(path)` / `torch.load(path)`: the graph in the file when it is

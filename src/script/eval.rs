@@ -63,6 +63,8 @@ pub struct Binding {
     pub scope: Option<usize>,
     /// The expression bound, as written at the call site or loop.
     pub text: String,
+    /// Where that expression is written (`file:line`), when it is an argument.
+    pub at: Option<String>,
 }
 
 /// Names bound for the evaluation under way.
@@ -160,7 +162,7 @@ impl<'t> Eval<'t> {
                 Some(Found::at(Value::Str(parts?.concat()), at()))
             }
             "parenthesized_expression" => self.eval_in(node.named_child(0)?, locals, d),
-            "list" | "tuple" => {
+            "list" | "tuple" | "expression_list" => {
                 let items: Option<Vec<Found>> = children(node)
                     .into_iter()
                     .filter(|c| c.kind() != "comment")
@@ -421,6 +423,9 @@ impl<'t> Eval<'t> {
             return None;
         };
         let mut out = Vec::new();
+        // The elements' own places first (`[args.num_neighbors // 2**i for i
+        // in range(args.num_layers)]` comes from both arguments).
+        let mut from: Vec<String> = Vec::new();
         let mut inner = locals.clone();
         let scope = self.enclosing_function(node).map(|f| f.id());
         for item in items {
@@ -432,13 +437,25 @@ impl<'t> Eval<'t> {
                 }),
                 scope,
                 text: String::new(),
+                at: None,
             });
-            out.push(self.eval_in(body, &inner, d)?.value);
+            let v = self.eval_in(body, &inner, d)?;
+            for f in v.from {
+                if !from.contains(&f) {
+                    from.push(f);
+                }
+            }
+            out.push(v.value);
             inner.pop();
+        }
+        for f in iter.from {
+            if !from.contains(&f) {
+                from.push(f);
+            }
         }
         Some(Found {
             value: Value::List(out),
-            ..iter
+            from,
         })
     }
 }

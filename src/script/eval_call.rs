@@ -122,7 +122,7 @@ impl<'t> Eval<'t> {
             }
             "os.cpu_count" | "multiprocessing.cpu_count" | "mp.cpu_count" => {
                 if let Some(c) = self.env.get("SLURM_CPUS_PER_TASK") {
-                    return Some(c.clone());
+                    return Some(self.counted_at(c, node));
                 }
                 // Outside Slurm (no directive set a SLURM_* variable) the
                 // script runs where it is planned: this machine's CPUs, as
@@ -143,7 +143,10 @@ impl<'t> Eval<'t> {
                 // len(os.sched_getaffinity(0)): Slurm binds the task to its CPUs.
                 let inner = *args.positional.first()?;
                 if self.text(inner).starts_with("os.sched_getaffinity") {
-                    return self.env.get("SLURM_CPUS_PER_TASK").cloned();
+                    return self
+                        .env
+                        .get("SLURM_CPUS_PER_TASK")
+                        .map(|c| self.counted_at(c, node));
                 }
                 let v = arg(0)?;
                 let n = match &v.value {
@@ -231,5 +234,15 @@ impl<'t> Eval<'t> {
             }
             _ => self.returned(node, locals, d),
         }
+    }
+}
+
+impl Eval<'_> {
+    /// The task's CPUs (`c`, from `-c` or `--cpus`) as counted by the call
+    /// at `node`: the call's line first, then where the count was given.
+    fn counted_at(&self, c: &Found, node: Node) -> Found {
+        let mut f = c.clone();
+        f.from.insert(0, self.at(node));
+        f
     }
 }

@@ -157,6 +157,25 @@ impl<'t> Eval<'t> {
         }
     }
 
+    /// The last assignment of `name` before `at` in its function that runs:
+    /// one inside `if x is None:` is passed over when `x` was set before it
+    /// (a fallback that does not run), the last one when none is known to run.
+    fn reached_assignment(
+        &self,
+        name: &str,
+        at: Node<'t>,
+        locals: &Locals,
+    ) -> Option<super::index::Assign<'t>> {
+        let all = self.index_of(at).local_assignments(name, at);
+        let last = *all.first()?;
+        Some(
+            all.into_iter()
+                .take(4)
+                .find(|a| super::reachable_with(self, a.value, locals))
+                .unwrap_or(last),
+        )
+    }
+
     pub(super) fn name(
         &self,
         name: &str,
@@ -167,7 +186,7 @@ impl<'t> Eval<'t> {
         let idx = self.index_of(at);
         let func = self.enclosing_function(at);
         let is_param = func.is_some_and(|f| self.param_position(name, f).is_some());
-        let a = idx.local_assignment(name, at).or_else(|| {
+        let a = self.reached_assignment(name, at, locals).or_else(|| {
             if is_param {
                 None
             } else {

@@ -81,6 +81,39 @@ impl<'t> Eval<'t> {
         out
     }
 
+    /// As [`Eval::bind`], and each parameter this call does not pass bound to
+    /// its default (`def dataloader(self, mask, shuffle, num_workers=6)`
+    /// called without `num_workers` gets 6 here, whatever another call
+    /// passes), unless a `*args`/`**kwargs` of the call may pass it.
+    pub fn bind_with_defaults(&self, func: Node<'t>, call: Node<'t>, spawned: usize) -> Locals {
+        let mut out = self.bind(func, call, spawned, &Vec::new(), 0);
+        let a = call_args(self.src(call), call);
+        if !a.splats.is_empty() || a.positional.iter().any(|p| p.kind() == "list_splat") {
+            return out;
+        }
+        let Some(params) = func.child_by_field_name("parameters") else {
+            return out;
+        };
+        for p in children(params) {
+            let Some(name) = param_name(self.src(func), p) else {
+                continue;
+            };
+            if out.iter().any(|b| b.name == name) {
+                continue;
+            }
+            if let Some(default) = p.child_by_field_name("value") {
+                out.push(Binding {
+                    name: name.to_string(),
+                    value: self.eval_in(default, &Vec::new(), 1),
+                    scope: Some(func.id()),
+                    text: self.text(default).to_string(),
+                    at: Some(self.at(default)),
+                });
+            }
+        }
+        out
+    }
+
     /// A parameter of `func`, bound at its first call site or by its default.
     pub(super) fn parameter(&self, name: &str, func: Node<'t>, d: usize) -> Option<Found> {
         let key = (func.id(), name.to_string());
@@ -145,6 +178,7 @@ impl<'t> Eval<'t> {
                 value,
                 scope,
                 text: self.text(node).to_string(),
+                at: Some(self.at(node)),
             });
         };
         let offset = self.self_offset(func);
@@ -176,9 +210,10 @@ impl<'t> Eval<'t> {
                 if names.contains(&k.as_str()) && !out.iter().any(|b| b.name == k) {
                     out.push(Binding {
                         name: k,
-                        value: Some(f),
+                        value: f,
                         scope,
                         text: self.text(*s).to_string(),
+                        at: Some(self.at(*s)),
                     });
                 }
             }
@@ -190,13 +225,18 @@ impl<'t> Eval<'t> {
     /// own origin; a dict written as a literal or `dict(...)` (directly or
     /// through the name it is bound to) keeps each entry's; another dict
     /// keeps its own.
-    pub(super) fn splat(&self, s: Node<'t>, caller: &Locals, d: usize) -> Vec<(String, Found)> {
+    pub(super) fn splat(
+        &self,
+        s: Node<'t>,
+        caller: &Locals,
+        d: usize,
+    ) -> Vec<(String, Option<Found>)> {
         let text = self.text(s).replace(' ', "");
         if text == "vars(args)" || text.ends_with(".__dict__") {
             return self
                 .args
                 .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
+                .map(|(k, v)| (k.clone(), Some(v.clone())))
                 .collect();
         }
         if let Some(entries) = self.dict_entries(s, caller, d) {
@@ -217,7 +257,7 @@ impl<'t> Eval<'t> {
                         &k,
                         v,
                     );
-                    (k, f)
+                    (k, Some(f))
                 })
                 .collect(),
             _ => Vec::new(),
@@ -225,13 +265,15 @@ impl<'t> Eval<'t> {
     }
 
     /// The entries of `{...}` or `dict(...)` written at `node` or bound to
-    /// the name `node` is, each with its own origin.
+    /// the name `node` is, each with its own origin; an entry whose value
+    /// cannot be computed (`data=dataset[0]`) is kept by its key with no
+    /// value, so that the others still count and it is named as unknown.
     fn dict_entries(
         &self,
         node: Node<'t>,
         caller: &Locals,
         d: usize,
-    ) -> Option<Vec<(String, Found)>> {
+    ) -> Option<Vec<(String, Option<Found>)>> {
         let mut node = node;
         // Through names, `x.copy()`, `dict(x)` and `copy.deepcopy(x)` to the literal.
         for _ in 0..8 {
@@ -268,13 +310,13 @@ impl<'t> Eval<'t> {
                     };
                     out.push((
                         k,
-                        self.eval_in(pair.child_by_field_name("value")?, caller, d + 1)?,
+                        self.eval_in(pair.child_by_field_name("value")?, caller, d + 1),
                     ));
                 }
             }
             "call" if self.text(node.child_by_field_name("function")?) == "dict" => {
                 for (k, v) in call_args(self.src(node), node).keywords {
-                    out.push((k, self.eval_in(v, caller, d + 1)?));
+                    out.push((k, self.eval_in(v, caller, d + 1)));
                 }
             }
             _ => return None,
@@ -308,6 +350,20 @@ impl<'t> Eval<'t> {
                 }
                 match self.imported(object) {
                     Some(Imported::Module(n)) => self.def_named(n, name),
+                    // `dm = DataModule(root)` then `dm.metadata()`: the
+                    // method of the project's class the name holds.
+                    _ if object.kind() == "identifier" => {
+                        let built = self
+                            .index_of(object)
+                            .assignment_at(self.text(object), object)?
+                            .value;
+                        let class = (built.kind() == "call")
+                            .then(|| self.class_of_call(built))
+                            .flatten()?;
+                        self.method(class, name)
+                    }
+                    // `DataModule(root).metadata()`.
+                    _ if object.kind() == "call" => self.method(self.class_of_call(object)?, name),
                     _ => None,
                 }
             }

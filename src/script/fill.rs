@@ -114,7 +114,7 @@ pub fn graph(l: &mut Ledger, g: &GraphFind) {
 }
 
 /// Fills the model fields.
-pub fn model(l: &mut Ledger, m: &ModelFind) {
+pub fn model(l: &mut Ledger, m: &ModelFind, reverse_every_type: bool) {
     let at = m.at.clone().unwrap_or_default();
     match (&m.conv, &m.unsized_at) {
         (_, Some(at)) => l.assume(
@@ -152,7 +152,12 @@ pub fn model(l: &mut Ledger, m: &ModelFind) {
             crate::spec::DatasetRef::Name(n) => crate::profiles::dataset(n).ok(),
             crate::spec::DatasetRef::Inline(p) => Some((**p).clone()),
         };
-        match profile.and_then(|p| if undirected { p.relations_undirected.or(p.relations) } else { p.relations }) {
+        let relations = profile.and_then(|p| match (undirected, reverse_every_type) {
+            (true, true) => p.relations.map(|r| 2 * r),
+            (true, false) => p.relations_undirected.or(p.relations),
+            (false, _) => p.relations,
+        });
+        match relations {
             Some(r) => {
                 l.spec.model.relations = Some(r);
                 l.read("model.relations", r.into(), format!("{at} (the dataset's edge types)"));

@@ -29,6 +29,9 @@ pub struct GraphFind {
     pub dataset: Option<DatasetFind>,
     /// Where edges are made undirected.
     pub undirected: Option<String>,
+    /// `T.ToUndirected(merge=False)`: every edge type gets its own reverse
+    /// type, those between one node type too (PyG's default merges them).
+    pub reverse_every_type: bool,
     /// Where the whole graph is moved to the GPU.
     pub graph_on_gpu: Option<String>,
     /// Where features are memory-mapped.
@@ -65,6 +68,11 @@ pub fn find(ev: &Eval) -> GraphFind {
         }
         match name {
             "to_undirected" | "ToUndirected" | "to_symmetric" | "ToSymmetric" => {
+                if out.undirected.is_none() && name == "ToUndirected" {
+                    out.reverse_every_type = kw("merge")
+                        .and_then(|m| ev.eval(m))
+                        .is_some_and(|m| m.value == Value::Bool(false));
+                }
                 out.undirected.get_or_insert_with(|| src.at(call));
             }
             "to" | "cuda" if moves_graph(ev, call) => {

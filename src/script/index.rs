@@ -222,6 +222,22 @@ impl<'t> Index<'t> {
             .copied()
     }
 
+    /// The assignments of `name` before `at` in the function `at` is in,
+    /// the last first.
+    pub fn local_assignments(&self, name: &str, at: Node<'t>) -> Vec<Assign<'t>> {
+        let Some(f) = self.enclosing_function(at) else {
+            return Vec::new();
+        };
+        let Some(all) = self.assigns.get(name) else {
+            return Vec::new();
+        };
+        all.iter()
+            .filter(|a| a.scope == Some(f) && a.end <= at.start_byte())
+            .rev()
+            .copied()
+            .collect()
+    }
+
     /// The module-level assignment of `name` in force at `at`.
     pub fn module_assignment(&self, name: &str, at: Node<'t>) -> Option<Assign<'t>> {
         let all = self.assigns.get(name)?;

@@ -61,6 +61,7 @@ pub fn contexts<'t>(ev: &Eval<'t>, call: Node<'t>) -> Vec<Context<'t>> {
                     value: Some(value),
                     scope: func.map(|f| f.id()),
                     text: String::new(),
+                    at: None,
                 };
                 let split = split_named(&text);
                 ctx(vec![b], format!(" ({var}={text})"), split, placement, None)
@@ -80,7 +81,7 @@ pub fn contexts<'t>(ev: &Eval<'t>, call: Node<'t>) -> Vec<Context<'t>> {
         .into_iter()
         .take(MAX_CONTEXTS)
         .map(|(site, spawned)| {
-            let locals = ev.bind(f, site, spawned, &vec![], 0);
+            let locals = ev.bind_with_defaults(f, site, spawned);
             let caller = ev.enclosing_function(site);
             let split = hook.or_else(|| caller.and_then(|c| hook_split(ev, c)));
             let mut at_site = placement(ev, site, caller);

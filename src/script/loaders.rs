@@ -153,7 +153,16 @@ fn loader<'t>(ev: &Eval<'t>, call: Node<'t>, kind: LoaderKind, ctx: &Context<'t>
         if entries.is_empty() {
             unknown.push(format!("**{}", ev.text(*splat)));
         }
-        args.extend(entries);
+        for (k, f) in entries {
+            let k = rename(&k);
+            match f {
+                Some(f) => {
+                    args.insert(k, f);
+                }
+                None if k != "input_nodes" && k != "data" => unknown.push(k),
+                None => {}
+            }
+        }
     }
     let mut input_nodes_text = None;
     for (k, node) in written {

@@ -60,18 +60,18 @@ pub enum Input {
 
 /// Reads `job` when it is a Python script (run with `script_args`) or a
 /// launch file of shell commands.
-pub fn load(job: &str, script_args: &[String]) -> crate::error::Result<Input> {
+pub fn load(job: &str, script_args: &[String], cpus: Option<u32>) -> crate::error::Result<Input> {
     let path = std::path::Path::new(job);
     if !path.is_file() {
         return Ok(Input::NotScript);
     }
     if job.ends_with(".py") {
-        return Ok(Input::Read(vec![read_python(path, script_args)?]));
+        return Ok(Input::Read(vec![read_python(path, script_args, cpus)?]));
     }
     let text = crate::input::read_text(path, "a job spec or launch file", false)?;
     match kind::of(&text, path)? {
         kind::Kind::Yaml => Ok(Input::NotScript),
-        kind::Kind::Shell => Ok(Input::Read(read_launch(&text, path)?)),
+        kind::Kind::Shell => Ok(Input::Read(read_launch(&text, path, cpus)?)),
     }
 }
 

@@ -32,6 +32,14 @@ const HIDDEN: &[&str] = &[
     "n_hidden",
     "dim_hidden",
     "hidden_feats",
+    "hidden_dims",
+    "hidden_feat",
+    "hidden_units",
+    "hidden_channel",
+    "hidden_dimension",
+    "num_hidden",
+    "n_hid",
+    "nhidden",
 ];
 const LAYERS: &[&str] = &[
     "num_layers",
@@ -56,6 +64,10 @@ struct Hit<'t> {
     from: Vec<String>,
     /// The places its relation count comes from.
     rel_from: Vec<String>,
+    /// A relation loop over what the reader cannot count (`for edge_type in
+    /// edge_types` with `edge_types=data.edge_types`): the dataset's edge
+    /// types, named by the place it is bound.
+    of_dataset: Option<String>,
     locals: Locals,
 }
 
@@ -75,6 +87,18 @@ pub fn describe<'t>(ev: &Eval<'t>, o: &Origin<'t>, out: &mut ModelFind) {
     };
     let init = ev.method(class, "__init__");
     let locals = init.map_or_else(Vec::new, |f| ev.bind(f, call, 0, &o.locals, 0));
+    // A wrapper (a LightningModule) that makes its inner model heterogeneous:
+    // `self.model = to_hetero(model, metadata)` in its `__init__`.
+    if o.hetero.is_none()
+        && let Some(f) = init
+        && let Some(h) = ev.index_of(f).calls.iter().copied().find(|c| {
+            c.start_byte() >= f.start_byte()
+                && c.end_byte() <= f.end_byte()
+                && callee_name(ev.src(*c), *c).starts_with("to_hetero")
+        })
+    {
+        hetero(ev, h, &locals, out);
+    }
     let mut hits = Vec::new();
     let mut opaque_block = None;
     hits_in(ev, class, &locals, 0, 1, &mut hits, &mut opaque_block);
@@ -124,6 +148,14 @@ pub fn describe<'t>(ev: &Eval<'t>, o: &Origin<'t>, out: &mut ModelFind) {
                 value: Value::Int(h.relations),
                 from: dedup(from),
             });
+        } else if let Some(at) = chosen.iter().find_map(|h| h.of_dataset.clone()) {
+            // Named where the model is given the dataset's edge types
+            // (`edge_types=data.edge_types`), else where the loop's is bound.
+            let given = locals
+                .iter()
+                .find(|b| b.text.ends_with(".edge_types") || b.text.contains("metadata()"))
+                .and_then(|b| b.at.clone());
+            out.hetero_of_dataset.get_or_insert(given.unwrap_or(at));
         }
     }
     // What the layers did not say: the constructor's parameters by name.
@@ -243,6 +275,7 @@ fn sequential<'t>(ev: &Eval<'t>, call: Node<'t>, locals: &Locals, out: &mut Mode
         relations: 1,
         from: vec![],
         rel_from: vec![],
+        of_dataset: None,
         locals: locals.clone(),
     };
     out.hidden = width(ev, &hit);
@@ -295,8 +328,9 @@ fn hits_in<'t>(
         }
         let passed = passed_class(ev, call, locals);
         let name = passed.as_deref().unwrap_or(callee_name(ev.src(call), call));
-        let (count, relations, from, rel_from) = multiplicity(ev, call, init, locals);
-        let count = count.map(|c| c * outer);
+        let m = multiplicity(ev, call, init, locals);
+        let (relations, rel_from, of_dataset) = (m.relations, m.rel_from, m.of_dataset);
+        let (from, count) = (m.from, m.layers.map(|c| c * outer));
         let hit = |conv| Hit {
             conv,
             call,
@@ -304,6 +338,7 @@ fn hits_in<'t>(
             relations,
             from: from.clone(),
             rel_from: rel_from.clone(),
+            of_dataset: of_dataset.clone(),
             locals: locals.clone(),
         };
         let project = ev.class_of_call(call).filter(|s| *s != class);
@@ -331,6 +366,11 @@ fn hits_in<'t>(
                         h.relations = relations;
                         h.rel_from = rel_from.clone();
                     }
+                    if h.of_dataset.is_none() {
+                        h.of_dataset = of_dataset.clone();
+                    }
+                    // The outer loop's bounds count these layers too.
+                    h.from.extend(from.iter().cloned());
                 }
             }
             (None, None) if matches!(name, "Linear" | "Lin") => out.push(hit(None)),
@@ -373,16 +413,30 @@ fn transformer_like(name: &str) -> bool {
         && conv_of(name).is_none()
 }
 
-/// (layer count, relation count, the places the layer count comes from)
-/// the loops around `call` inside `init` give.
+/// What the loops around a layer construction say.
+struct Multiplicity {
+    /// Layers (None: a loop that cannot be computed).
+    layers: Option<i64>,
+    /// Relations counted from relation loops that can be computed.
+    relations: i64,
+    /// Where the layer count comes from.
+    from: Vec<String>,
+    /// Where the relation count comes from.
+    rel_from: Vec<String>,
+    /// A relation loop that cannot be counted: where its iterable is bound.
+    of_dataset: Option<String>,
+}
+
+/// What the loops around `call` inside `init` give.
 fn multiplicity<'t>(
     ev: &Eval<'t>,
     call: Node<'t>,
     init: Node<'t>,
     locals: &Locals,
-) -> (Option<i64>, i64, Vec<String>, Vec<String>) {
+) -> Multiplicity {
     let (mut layers, mut relations, mut from, mut rel_from) =
         (Some(1i64), 1i64, Vec::new(), Vec::new());
+    let mut of_dataset = None;
     let mut cur = ev.parent(call);
     while let Some(n) = cur {
         if n == init {
@@ -412,6 +466,14 @@ fn multiplicity<'t>(
                 .any(|w| text.contains(w))
             {
                 relations *= trips.unwrap_or(1).max(1);
+                if trips.is_none() {
+                    // The parameter's argument (`edge_types=data.edge_types`), else the loop.
+                    let bound = locals
+                        .iter()
+                        .rfind(|b| b.name == ev.text(it))
+                        .and_then(|b| b.at.clone());
+                    of_dataset.get_or_insert(bound.unwrap_or_else(|| ev.at(it)));
+                }
                 rel_from.extend(found.map(|f| f.from).unwrap_or_default());
             } else {
                 layers = layers.zip(trips).map(|(a, b)| a * b);
@@ -420,7 +482,13 @@ fn multiplicity<'t>(
         }
         cur = ev.parent(n);
     }
-    (layers, relations, from, rel_from)
+    Multiplicity {
+        layers,
+        relations,
+        from,
+        rel_from,
+        of_dataset,
+    }
 }
 
 /// Whether `class` (or a class it builds) constructs a conv.

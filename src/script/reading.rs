@@ -63,7 +63,7 @@ pub struct ScriptReading {
 /// Reads the launch file `text` at `path` (an sbatch script or any file of
 /// shell commands) and the Python program of each run it makes; a run whose
 /// program is not there is read by the launch file's own words (words.rs).
-pub fn read_launch(text: &str, path: &Path) -> Result<Vec<ScriptReading>> {
+pub fn read_launch(text: &str, path: &Path, cpus: Option<u32>) -> Result<Vec<ScriptReading>> {
     let f = super::launch::follow_all(text, path);
     if let Some(e) = f.error.clone() {
         return Err(Error::bad(e));
@@ -82,7 +82,7 @@ pub fn read_launch(text: &str, path: &Path) -> Result<Vec<ScriptReading>> {
             &run.script,
             &run.argv,
             Some(&run.at),
-            run.env.clone(),
+            with_cpus(run.env.clone(), cpus),
             Some(&run.cwd),
         )?;
         r.launch = Some(run.at.clone());
@@ -181,8 +181,21 @@ fn from_words(l: Ledger, source: &str, at: Option<&str>) -> ScriptReading {
 }
 
 /// Reads the training script at `path` run with `argv`.
-pub fn read_python(path: &Path, argv: &[String]) -> Result<ScriptReading> {
-    read(path, argv, None, HashMap::new(), None)
+pub fn read_python(path: &Path, argv: &[String], cpus: Option<u32>) -> Result<ScriptReading> {
+    read(path, argv, None, with_cpus(HashMap::new(), cpus), None)
+}
+
+/// The launch's environment with `--cpus N` as the task's CPUs: what
+/// `os.cpu_count()` and `len(os.sched_getaffinity(0))` count in the job
+/// (Slurm's `SLURM_CPUS_PER_TASK`), the flag over the launch's own `-c`.
+fn with_cpus(mut env: HashMap<String, Found>, cpus: Option<u32>) -> HashMap<String, Found> {
+    if let Some(c) = cpus {
+        env.insert(
+            "SLURM_CPUS_PER_TASK".into(),
+            Found::at(super::py::Value::Int(i64::from(c)), format!("--cpus {c}")),
+        );
+    }
+    env
 }
 
 fn read(
@@ -260,7 +273,11 @@ fn read(
     };
     super::fill::graph(&mut l, &graph);
     super::infer::loaders(&mut l, &loaders);
-    super::fill::model(&mut l, &model);
+    super::fill::model(&mut l, &model, graph.reverse_every_type);
+    if let Some(n) = spawned_ranks(&ev) {
+        l.spec.ranks_per_node = u32::try_from(n.value.as_int().unwrap_or(1)).unwrap_or(1);
+        l.read("ranks_per_node", n.value.to_json(), n.origin());
+    }
     l.spec.name = Some(src.label.clone());
     for (opt, v) in budget {
         if opt == "--mem" {
@@ -298,6 +315,27 @@ fn read(
         missing: l.missing,
         gpu_unknown: None,
         warnings: l.warnings,
+    })
+}
+
+/// `mp.spawn(fn, args=(...), nprocs=n)` (torch.multiprocessing's spawn)
+/// that runs: the processes it starts, each a rank on this node, when `n`
+/// can be computed and is more than one.
+fn spawned_ranks(ev: &Eval) -> Option<Found> {
+    let index = &ev.project.indexes[0];
+    index.calls_of_suffix("spawn").find_map(|call| {
+        let f = call.child_by_field_name("function")?;
+        let spawn = matches!(
+            ev.text(f),
+            "spawn" | "mp.spawn" | "torch.multiprocessing.spawn" | "multiprocessing.spawn"
+        );
+        if !spawn || !super::reachable(ev, call) {
+            return None;
+        }
+        let n = super::model::keyword(ev, call, &["nprocs"], &Vec::new())?;
+        let mut n = n.clone();
+        n.from.push(ev.at(call));
+        n.value.as_int().filter(|n| *n > 1).map(|_| n)
     })
 }
 

@@ -21,6 +21,7 @@ mod profiles_embedded;
 mod readme;
 mod script;
 mod script_patterns;
+mod script_structure;
 mod shell;
 mod slurm_cli_filter;
 mod slurm_live;

@@ -1,0 +1,111 @@
+//! `plan` on fixtures written in the patterns the first script corpus's
+//! held-out misses showed (benches/script_corpus/SCORES.md): values that
+//! pass through the script's structure, each named by its line.
+
+use serde_json::Value;
+
+use crate::util::{fixture, headroom, json_of};
+
+/// `plan JOB --assume-defaults --format json FLAGS [-- ARGS]` from the patterns folder.
+fn plan(job: &str, flags: &[&str], script_args: &[&str]) -> Value {
+    let mut cmd = headroom();
+    cmd.current_dir(fixture("scripts/patterns"))
+        .args(["plan", job, "--assume-defaults", "--format", "json"])
+        .args(flags);
+    if !script_args.is_empty() {
+        cmd.arg("--").args(script_args);
+    }
+    json_of(&mut cmd)
+}
+
+/// The `from` of the `inferred` entry of `field`.
+fn from(r: &Value, field: &str) -> String {
+    r["inferred"]
+        .as_array()
+        .and_then(|a| a.iter().find(|e| e["field"] == field))
+        .and_then(|e| e["from"].as_str())
+        .unwrap_or_else(|| panic!("{field} not inferred: {}", r["inferred"]))
+        .to_string()
+}
+
+#[test]
+fn dict_kwargs_with_an_uncomputable_entry_still_give_the_others() {
+    let r = plan(
+        "spawn_workers/train.py",
+        &["--cpus", "32"],
+        &["--n_devices", "2"],
+    );
+    assert_eq!(r["job"]["loader"]["batch_size"], 512);
+    assert_eq!(from(&r, "loader.batch_size"), "train.py:38");
+    assert_eq!(r["job"]["loader"]["fanout"], serde_json::json!([20, 10]));
+    // len(os.sched_getaffinity(0)) / (2 * world_size) with --cpus 32 and 2
+    // ranks; the `if num_work is None:` fallback (os.cpu_count()) does not run.
+    assert_eq!(r["job"]["loader"]["num_workers"], 8);
+    let w = from(&r, "loader.num_workers");
+    assert!(
+        w.starts_with("train.py:19") && w.contains("--cpus 32"),
+        "{w}"
+    );
+    // mp.spawn(run, ..., nprocs=world_size): one rank per process.
+    assert_eq!(r["job"]["ranks_per_node"], 2);
+    assert!(from(&r, "ranks_per_node").contains("train.py:61"));
+    // hidden_dims is a hidden width by its name.
+    assert_eq!(r["job"]["model"]["hidden"], 128);
+}
+
+#[test]
+fn without_cpus_the_spawned_ranks_and_workers_stay_unknown() {
+    // --n_devices left at -1: torch.cuda.device_count() with no gres is
+    // unknown, so nothing says the job spawns more than one rank.
+    let r = plan("spawn_workers/train.py", &[], &[]);
+    assert_eq!(r["job"]["ranks_per_node"], 1);
+    assert!(
+        !r["inferred"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["field"] == "ranks_per_node")
+    );
+}
+
+#[test]
+fn a_data_module_named_like_its_dataset_and_a_helper_default() {
+    let r = plan("lightning_alias/train.py", &[], &[]);
+    // PyGReddit is PyG's Reddit imported under another name; the data
+    // module called Reddit is not the dataset.
+    assert_eq!(r["job"]["dataset"], "reddit");
+    assert_eq!(from(&r, "dataset"), "train.py:18");
+    // The helper's default, not the one-batch initialisation loader's 0.
+    assert_eq!(r["job"]["loader"]["num_workers"], 6);
+    assert_eq!(r["job"]["loader"]["persistent_workers"], true);
+    assert_eq!(r["job"]["epochs"], 15);
+}
+
+#[test]
+fn convs_per_edge_type_of_the_dataset_and_a_halving_fanout() {
+    let r = plan("hetero_loops/train.py", &[], &[]);
+    // OGB_MAG made undirected with merge=True: 7 edge types, named where
+    // the model is given data.edge_types.
+    assert_eq!(r["job"]["model"]["relations"], 7);
+    assert!(from(&r, "model.relations").starts_with("train.py:38"));
+    assert_eq!(r["job"]["loader"]["fanout"], serde_json::json!([64, 32]));
+    let f = from(&r, "loader.fanout");
+    assert!(
+        f.contains("train.py:15") && f.contains("train.py:14"),
+        "{f}"
+    );
+}
+
+#[test]
+fn to_hetero_in_a_wrapper_with_metadata_from_a_method() {
+    let r = plan("to_hetero_wrapper/train.py", &[], &[]);
+    assert_eq!(r["job"]["model"]["relations"], 8);
+    assert!(from(&r, "model.relations").contains("train.py:17"));
+}
+
+#[test]
+fn to_undirected_without_merging_reverses_every_edge_type() {
+    let r = plan("hetero_reverse/train.py", &[], &[]);
+    assert_eq!(r["job"]["model"]["relations"], 8);
+    assert!(from(&r, "model.relations").starts_with("train.py:21"));
+}
