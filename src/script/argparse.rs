@@ -127,11 +127,29 @@ pub fn values(
         .filter_map(|a| Some((a.dest.clone(), a.default.clone()?)))
         .collect();
     let mut unknown = Vec::new();
+    // Positional arguments (`add_argument("dataset_name")`) take the words
+    // that are not options' values, in the order they are defined.
+    let mut positional = defs
+        .iter()
+        .filter(|d| d.options.first().is_some_and(|o| !o.starts_with('-')));
     let mut i = 0;
     while i < argv.len() {
         let word = &argv[i];
         i += 1;
         if !word.starts_with('-') || is_number(word) {
+            if let Some(def) = positional.next() {
+                let value = if def.list {
+                    let mut items = vec![word.clone()];
+                    while i < argv.len() && (!argv[i].starts_with('-') || is_number(&argv[i])) {
+                        items.push(argv[i].clone());
+                        i += 1;
+                    }
+                    Value::List(items.iter().map(|s| typed(&def.kind, s)).collect())
+                } else {
+                    typed(&def.kind, word)
+                };
+                out.insert(def.dest.clone(), Found::at(value, launch_at));
+            }
             continue;
         }
         let (opt, inline) = match word.split_once('=') {

@@ -58,8 +58,11 @@ impl<'t> Eval<'t> {
             let text = self.text(f);
             let last = callee_name(self.src(call), call);
             let hit = if fname == "__init__" {
-                let class = self.enclosing_class(func).map(|c| def_name(self.src(c), c));
-                Some(last) == class
+                let own = self.enclosing_class(func);
+                let class = own.map(|c| def_name(self.src(c), c));
+                // `GraphSAGE(...)` builds the project's class of that name;
+                // `pyg.nn.models.GraphSAGE(...)` builds the library's.
+                Some(last) == class && (f.kind() == "identifier" || self.class_of_call(call) == own)
                     || text.replace(' ', "").ends_with("super().__init__")
                     || text.starts_with("super(") && last == "__init__"
             } else if method {

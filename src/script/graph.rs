@@ -29,6 +29,9 @@ pub struct GraphFind {
     pub dataset: Option<DatasetFind>,
     /// Where edges are made undirected.
     pub undirected: Option<String>,
+    /// `model.inference(...)` with no loader among its arguments: the
+    /// evaluation runs over the whole graph at once (OGB's MAG examples).
+    pub full_inference: Option<String>,
     /// `T.ToUndirected(merge=False)`: every edge type gets its own reverse
     /// type, those between one node type too (PyG's default merges them).
     pub reverse_every_type: bool,
@@ -84,6 +87,20 @@ pub fn find(ev: &Eval) -> GraphFind {
             {
                 out.mmap.get_or_insert_with(|| src.at(call));
             }
+            "inference"
+                if !args
+                    .positional
+                    .iter()
+                    .chain(args.keywords.iter().map(|(_, v)| v))
+                    .any(|a| {
+                        let t = ev.text(*a).to_ascii_lowercase();
+                        ["loader", "sampler", "iter", "subgraph"]
+                            .iter()
+                            .any(|w| t.contains(w))
+                    }) =>
+            {
+                out.full_inference.get_or_insert_with(|| src.at(call));
+            }
             "collect" if ftext == "gc.collect" => {
                 out.gc_collect.get_or_insert_with(|| src.at(call));
             }
@@ -103,7 +120,8 @@ pub fn find(ev: &Eval) -> GraphFind {
     out.epochs = ev
         .fors()
         .find_map(|f| epochs(ev, f))
-        .or_else(|| lightning_epochs(ev));
+        .or_else(|| lightning_epochs(ev))
+        .or_else(|| passes(ev));
     // Nothing read names a profile: the script's `--dataset` argument, when it names one.
     if !matches!(
         &out.dataset,
@@ -188,6 +206,43 @@ fn moves_graph<'t>(ev: &Eval<'t>, call: Node<'t>) -> bool {
             .first()
             .is_some_and(|n| src.text_of(*n).contains("cpu")),
     }
+}
+
+/// No epoch loop: a function that loops over a loader (`def train(): for
+/// batch in loader: ...`) called at the top level of the script, each call
+/// one pass over the data (PyG's hierarchical_sampling.py calls it twice).
+fn passes(ev: &Eval) -> Option<Found> {
+    let f = ev.fors().find_map(|f| {
+        let right = f.child_by_field_name("right")?;
+        ev.text(right).contains("loader").then_some(())?;
+        ev.enclosing_function(f)
+    })?;
+    let name = ev.text(f.child_by_field_name("name")?).to_string();
+    let calls: Vec<String> = ev
+        .index_of(f)
+        .calls_of(&name)
+        .filter(|c| ev.enclosing_function(*c).is_none() && super::reachable(ev, *c))
+        .filter(|c| {
+            // Not inside a loop of the top level (that is an epoch loop not
+            // counted as such, e.g. `while`): straight-line calls only.
+            let mut p = ev.parent(*c);
+            while let Some(n) = p {
+                if matches!(n.kind(), "for_statement" | "while_statement") {
+                    return false;
+                }
+                p = ev.parent(n);
+            }
+            true
+        })
+        .map(|c| ev.at(c))
+        .collect();
+    if calls.is_empty() {
+        return None;
+    }
+    Some(Found {
+        value: Value::Int(calls.len() as i64),
+        from: calls,
+    })
 }
 
 /// `for epoch in range(1, args.epochs + 1)` → the count of epochs.

@@ -68,7 +68,9 @@ impl Ledger {
 }
 
 /// Fills the loader fields from the loaders found.
-pub fn loaders(l: &mut Ledger, loaders: &[LoaderCall]) {
+/// `full_inference`: where the script evaluates with `model.inference(...)`
+/// over the whole graph (no loader), if it does.
+pub fn loaders(l: &mut Ledger, loaders: &[LoaderCall], full_inference: Option<&str>) {
     let Some(train) = loaders.iter().find(|c| c.split == Split::Train) else {
         for f in ["loader.batch_size", "loader.fanout", "loader.num_workers"] {
             l.missing.push((
@@ -180,10 +182,15 @@ pub fn loaders(l: &mut Ledger, loaders: &[LoaderCall]) {
             f.origin(),
         );
     }
-    eval_loaders(l, loaders);
+    eval_loaders(l, loaders, train, full_inference);
 }
 
-fn eval_loaders(l: &mut Ledger, loaders: &[LoaderCall]) {
+fn eval_loaders(
+    l: &mut Ledger,
+    loaders: &[LoaderCall],
+    train: &LoaderCall,
+    full_inference: Option<&str>,
+) {
     let evals: Vec<&LoaderCall> = loaders.iter().filter(|c| c.split != Split::Train).collect();
     let mut places: Vec<&str> = Vec::new();
     for p in evals.iter().flat_map(|c| c.places.split(", ")) {
@@ -194,11 +201,16 @@ fn eval_loaders(l: &mut Ledger, loaders: &[LoaderCall]) {
     let at = places.join(", ");
     let Some(first) = evals.first() else {
         l.spec.loader.eval_loaders = EvalLoaders::None;
-        l.read(
-            "loader.eval_loaders",
-            "none".into(),
-            "no NeighborLoader besides the training one".into(),
-        );
+        // Named where it shows: the whole-graph evaluation, else the
+        // training loader, the only one.
+        let why = match full_inference {
+            Some(at) => format!("{at} (evaluates the whole graph, no loader)"),
+            None => format!(
+                "{} (no NeighborLoader besides the training one)",
+                train.places
+            ),
+        };
+        l.read("loader.eval_loaders", "none".into(), why);
         return;
     };
     // Layer-wise inference's loader (every node, every neighbour) is the

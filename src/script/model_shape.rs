@@ -123,7 +123,10 @@ pub fn describe<'t>(ev: &Eval<'t>, o: &Origin<'t>, out: &mut ModelFind) {
                 from: dedup(places),
             });
         }
-        out.hidden = chosen.iter().find_map(|h| width(ev, h));
+        out.hidden = chosen
+            .iter()
+            .find_map(|h| width(ev, h))
+            .or_else(|| fed_width(ev, &chosen));
         if matches!(
             conv,
             Conv::Gat | Conv::Gatv2 | Conv::Transformer | Conv::Rgat
@@ -153,7 +156,11 @@ pub fn describe<'t>(ev: &Eval<'t>, o: &Origin<'t>, out: &mut ModelFind) {
             // (`edge_types=data.edge_types`), else where the loop's is bound.
             let given = locals
                 .iter()
-                .find(|b| b.text.ends_with(".edge_types") || b.text.contains("metadata()"))
+                .find(|b| {
+                    b.text.ends_with(".edge_types")
+                        || b.text.contains("metadata()")
+                        || b.text.contains("edge_index_dict")
+                })
                 .and_then(|b| b.at.clone());
             out.hetero_of_dataset.get_or_insert(given.unwrap_or(at));
         }
@@ -207,6 +214,33 @@ fn width<'t>(ev: &Eval<'t>, h: &Hit<'t>) -> Option<Found> {
         return None; // the output layer's width is the classes, not the hidden width
     }
     ev.eval_with(node, &h.locals).filter(positive)
+}
+
+/// A width named like an output (`out_channels`) that another layer takes
+/// as its input (`SAGEConv(out_channels, out_channels)` in the loop after
+/// the first): the layers' hidden width, the classes coming after them.
+fn fed_width<'t>(ev: &Eval<'t>, hits: &[&Hit<'t>]) -> Option<Found> {
+    let arg = |h: &Hit<'t>, names: &[&str], pos: usize| -> Option<Node<'t>> {
+        let a = call_args(ev.src(h.call), h.call);
+        a.keywords
+            .iter()
+            .find(|(k, _)| names.contains(&k.as_str()))
+            .map(|(_, v)| *v)
+            .or_else(|| a.positional.get(pos).copied())
+    };
+    let inputs: Vec<&str> = hits
+        .iter()
+        .filter_map(|h| arg(h, &["in_channels", "in_features"], 0))
+        .map(|n| ev.text(n))
+        .collect();
+    hits.iter().find_map(|h| {
+        let out = arg(h, &["out_channels", "out_features"], 1)?;
+        inputs
+            .contains(&ev.text(out))
+            .then(|| ev.eval_with(out, &h.locals))
+            .flatten()
+            .filter(positive)
+    })
 }
 
 /// PyG's `BasicGNN(in_channels, hidden_channels, num_layers, out_channels, ...)` and `MLP`.
@@ -326,7 +360,7 @@ fn hits_in<'t>(
         if !super::reachable_with(ev, call, locals) {
             continue;
         }
-        let passed = passed_class(ev, call, locals);
+        let passed = passed_class(ev, call, locals).or_else(|| imported_as(ev, call));
         let name = passed.as_deref().unwrap_or(callee_name(ev.src(call), call));
         let m = multiplicity(ev, call, init, locals);
         let (relations, rel_from, of_dataset) = (m.relations, m.rel_from, m.of_dataset);
@@ -343,8 +377,22 @@ fn hits_in<'t>(
         };
         let project = ev.class_of_call(call).filter(|s| *s != class);
         match (project, conv_of(name)) {
-            // A class of the project named like PyG's conv implements it (OGB's RGCNConv).
+            // A class of the project named like PyG's conv implements it
+            // (OGB's RGCNConv); its own relation loops count its relations.
+            (Some(sub), Some(conv)) if matches!(conv, Conv::Rgcn | Conv::Rgat) => {
+                let mut h = hit(Some(conv));
+                own_relations(ev, sub, locals, &mut h);
+                out.push(h);
+            }
             (_, Some(conv)) => out.push(hit(Some(conv))),
+            // The project's own message passing (`class RGSNConv(MessagePassing)`):
+            // a layer no conv kind of the spec describes, said so.
+            (Some(sub), None) if message_passing(ev, sub) => {
+                opaque_block.get_or_insert(call);
+                let mut h = hit(None);
+                own_relations(ev, sub, locals, &mut h);
+                out.push(h);
+            }
             (Some(sub), None) if depth < MAX_NESTING => {
                 if transformer_like(name) {
                     opaque_block.get_or_insert(call);
@@ -402,6 +450,49 @@ fn passed_class<'t>(ev: &Eval<'t>, call: Node<'t>, locals: &Locals) -> Option<St
     let last = b.text.rsplit('.').next()?;
     let is_name = !last.is_empty() && last.chars().all(|c| c.is_alphanumeric() || c == '_');
     is_name.then(|| last.to_string())
+}
+
+/// The relations a layer class of the project builds weights for: the
+/// relation loops of its own `__init__` (`for _ in range(num_edge_types)`),
+/// bound to the layer's construction `h.call`.
+fn own_relations<'t>(ev: &Eval<'t>, class: Node<'t>, locals: &Locals, h: &mut Hit<'t>) {
+    let Some(init) = ev.method(class, "__init__") else {
+        return;
+    };
+    let inner = ev.bind(init, h.call, 0, locals, 0);
+    let inside = |c: &Node| c.start_byte() >= init.start_byte() && c.end_byte() <= init.end_byte();
+    for c in ev.index_of(init).calls.iter().copied().filter(inside) {
+        let m = multiplicity(ev, c, init, &inner);
+        if m.relations > h.relations {
+            h.relations = m.relations;
+            h.rel_from = m.rel_from;
+        }
+        if h.of_dataset.is_none() {
+            h.of_dataset = m.of_dataset;
+        }
+    }
+}
+
+/// Whether `class` subclasses PyG's `MessagePassing`.
+fn message_passing(ev: &Eval, class: Node) -> bool {
+    class
+        .child_by_field_name("superclasses")
+        .is_some_and(|s| ev.text(s).contains("MessagePassing"))
+}
+
+/// The library's own name of a class imported under another one
+/// (`from torch_geometric.nn import SAGEConv as PyGSAGEConv`).
+fn imported_as<'t>(ev: &Eval<'t>, call: Node<'t>) -> Option<String> {
+    let f = call
+        .child_by_field_name("function")
+        .filter(|f| f.kind() == "identifier")?;
+    match ev.imported(f)? {
+        super::project::Imported::Library(p) => {
+            let last = p.rsplit('.').next()?;
+            (last != ev.text(f)).then(|| last.to_string())
+        }
+        _ => None,
+    }
 }
 
 /// Names of attention blocks no conv kind of the spec describes.

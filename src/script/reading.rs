@@ -272,7 +272,7 @@ fn read(
         warnings,
     };
     super::fill::graph(&mut l, &graph);
-    super::infer::loaders(&mut l, &loaders);
+    super::infer::loaders(&mut l, &loaders, graph.full_inference.as_deref());
     super::fill::model(&mut l, &model, graph.reverse_every_type);
     if let Some(n) = spawned_ranks(&ev) {
         l.spec.ranks_per_node = u32::try_from(n.value.as_int().unwrap_or(1)).unwrap_or(1);

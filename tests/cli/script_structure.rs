@@ -109,3 +109,41 @@ fn to_undirected_without_merging_reverses_every_edge_type() {
     assert_eq!(r["job"]["model"]["relations"], 8);
     assert!(from(&r, "model.relations").starts_with("train.py:21"));
 }
+
+#[test]
+fn a_positional_dataset_an_aliased_conv_and_passes_without_an_epoch_loop() {
+    let r = plan("positional_args/train.py", &[], &["ogbn-products"]);
+    assert_eq!(r["job"]["dataset"], "ogbn-products");
+    assert!(from(&r, "dataset").contains("the command line"));
+    // SAGEConv imported as PyGSAGEConv.
+    assert_eq!(r["job"]["model"]["conv"], "sage");
+    // out_channels feeds the next layer: the hidden width (the head
+    // gives the classes).
+    assert_eq!(r["job"]["model"]["hidden"], 192);
+    // The project's GraphSAGE defaults to 2 layers; the library's
+    // GraphSAGE(num_layers=5) elsewhere binds nothing of it.
+    assert_eq!(r["job"]["model"]["layers"], 2);
+    assert_eq!(
+        from(&r, "model.layers").split(", ").next(),
+        Some("train.py:25")
+    );
+    // train() called twice at the top level, no epoch loop.
+    assert_eq!(r["job"]["epochs"], 2);
+    assert_eq!(from(&r, "epochs"), "train.py:53, train.py:54");
+    assert_eq!(r["job"]["loader"]["eval_loaders"], "none");
+    assert!(from(&r, "loader.eval_loaders").starts_with("train.py:55"));
+}
+
+#[test]
+fn a_message_passing_layer_of_the_project_is_stated_as_assumed() {
+    let r = plan("own_conv/train.py", &[], &[]);
+    let assumed = r["assumed"].as_array().unwrap();
+    let conv = assumed
+        .iter()
+        .find(|a| a["field"] == "model.conv")
+        .unwrap_or_else(|| panic!("model.conv not assumed: {assumed:?}"));
+    assert!(conv["why"].as_str().unwrap().starts_with("train.py:24"));
+    // Two layers of it, not its four Linear layers.
+    assert_eq!(r["job"]["model"]["layers"], 2);
+    assert_eq!(r["job"]["model"]["hidden"], 128);
+}
