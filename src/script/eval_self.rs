@@ -154,7 +154,16 @@ impl<'t> Eval<'t> {
         if let Some(v) = self.dataclass_attr(a.value, attr, d) {
             return Some(v);
         }
-        let class = self.class_of_call(a.value)?;
+        let Some(class) = self.class_of_call(a.value) else {
+            // A library's record built with that keyword (`SimpleNamespace`,
+            // a namedtuple, an extension's config: `cfg = SamplerConfig(
+            // batch_size=args.batch_size)` then `cfg.batch_size`).
+            let (_, v) = super::py::call_args(self.src(a.value), a.value)
+                .keywords
+                .into_iter()
+                .find(|(k, _)| k == attr)?;
+            return self.eval_in(v, &Vec::new(), d + 1);
+        };
         let init = self.method(class, "__init__");
         let locals = init.map_or_else(Vec::new, |f| self.bind(f, a.value, 0, &Vec::new(), d));
         if let Some(v) = self.assignment_in(class, &format!("self.{attr}")) {

@@ -147,3 +147,12 @@ fn a_message_passing_layer_of_the_project_is_stated_as_assumed() {
     assert_eq!(r["job"]["model"]["layers"], 2);
     assert_eq!(r["job"]["model"]["hidden"], 128);
 }
+
+#[test]
+fn settings_read_back_from_a_library_record_by_attribute() {
+    let r = plan("namespace_cfg/train.py", &[], &[]);
+    assert_eq!(r["job"]["loader"]["batch_size"], 333);
+    assert_eq!(r["job"]["loader"]["fanout"], serde_json::json!([7, 3]));
+    assert_eq!(r["job"]["loader"]["num_workers"], 2);
+    assert_eq!(from(&r, "loader.batch_size"), "train.py:11");
+}
