@@ -132,17 +132,30 @@ def draw_one(r, index, seed, max_dataset):
     return {"id": id_, "args": args, "note": f"drawn: seed {seed}, draw {index}", "bisect": False}
 
 
-def draw(seed, n, max_dataset, conv=None):
-    """n draws of the seed's stream; with `conv`, the first n of that conv
-    (the others are drawn and dropped, so each keeps its index in the stream
-    and the set is the whole space's conditioned on the conv)."""
+def lingering_workers(args):
+    """On-demand evaluation loaders with persistent workers, deleted without
+    gc.collect(), over more than one epoch: the loaders and their worker
+    processes that outlive `del` (a set that judges that mechanism)."""
+    return ("--persistent" in args and "--gc-collect" not in args
+            and args[args.index("--eval-loaders") + 1] == "on_demand"
+            and int(args[args.index("--epochs") + 1]) > 1)
+
+
+def draw(seed, n, max_dataset, conv=None, mechanism=None):
+    """n draws of the seed's stream; with `conv` (or `mechanism`), the first
+    n of that conv (or with that mechanism: the others are drawn and dropped,
+    so each keeps its index in the stream and the set is the whole space's
+    conditioned on it)."""
     r = random.Random(seed)
     out, i = [], 0
     while len(out) < n:
         d = draw_one(r, i, seed, max_dataset)
         i += 1
-        if conv is None or d["args"][d["args"].index("--conv") + 1] == conv:
-            out.append(d)
+        if conv is not None and d["args"][d["args"].index("--conv") + 1] != conv:
+            continue
+        if mechanism == "lingering-workers" and not lingering_workers(d["args"]):
+            continue
+        out.append(d)
     return out
 
 
@@ -153,9 +166,11 @@ def main():
     p.add_argument("--max-dataset", type=float, default=2.0, help="GiB")
     p.add_argument("--conv", choices=["sage", "gcn", "gat", "gin"], default=None,
                    help="keep only draws of this conv (a set that judges one layer's model)")
+    p.add_argument("--mechanism", choices=["lingering-workers"], default=None,
+                   help="keep only draws where this mechanism acts")
     p.add_argument("--out", default="-")
     a = p.parse_args()
-    cases = draw(a.seed, a.n, a.max_dataset * GIB, a.conv)
+    cases = draw(a.seed, a.n, a.max_dataset * GIB, a.conv, a.mechanism)
     text = json.dumps(cases, indent=1)
     if a.out == "-":
         print(text)
