@@ -149,6 +149,14 @@ impl EvidenceSet {
         self.per_kind.get(kind).map_or(0, |t| t.count)
     }
 
+    /// Lowers every kept piece of `kind` to `to` (where it was stronger): a
+    /// later line has taken its place as the evidence.
+    pub fn demote(&mut self, kind: &str, to: Confidence) {
+        for e in self.kept.iter_mut().filter(|e| e.kind == kind) {
+            e.strength = e.strength.min(to);
+        }
+    }
+
     /// Everything kept, in the order it was found.
     pub fn items(&self) -> &[Evidence] {
         &self.kept

@@ -2,6 +2,7 @@
 //! hand-worked expectations (tests/fixtures/diagnose/expected.yaml), a cause
 //! buried in 100,000 lines, bad inputs, stdin, and a real cgroup OOM kill.
 
+mod ignored_tracebacks;
 mod real_corpus;
 mod real_oom;
 

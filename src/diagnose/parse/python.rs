@@ -117,11 +117,27 @@ fn is_nccl_error(line: &str) -> bool {
 }
 
 /// Follows a traceback from `Traceback (most recent call last):` to the line
-/// naming the exception, which is the evidence.
+/// naming the exception, which is the evidence. A traceback that Python
+/// prints under `Exception ignored in: ...` (an exception in `__del__` or
+/// another place it cannot raise) or `Exception in thread ...` did not end
+/// the process: it is not evidence of how the program exited. Deleted
+/// DataLoader iterators print such blocks by the dozen in forked workers
+/// (`AssertionError: can only test a child process`, benches/pyg draws of
+/// sealed-linger-2611265), before the error that did end the run.
 #[derive(Debug, Default)]
 pub struct TracebackState {
     /// Lines read since the traceback began, when inside one.
     inside: Option<u32>,
+    /// The line of the last `Exception ignored in` / `Exception in thread`.
+    preamble_at: Option<u64>,
+    /// The traceback being read follows such a preamble.
+    ignored: bool,
+    /// The last traceback ended was an ignored one (a chained one after
+    /// "During handling of the above exception" is ignored with it).
+    last_ignored: bool,
+    /// Lines still read after an ignored traceback ends, for the chaining
+    /// sentence (which has no trigger word) and the blank line after it.
+    watch_after: u8,
 }
 
 /// Longest traceback followed; a longer one is given up on (truncated log).
@@ -130,13 +146,26 @@ const MAX_TRACEBACK_LINES: u32 = 2000;
 impl TracebackState {
     /// Whether the next lines must be read even without a trigger word.
     pub fn active(&self) -> bool {
-        self.inside.is_some()
+        self.inside.is_some() || self.watch_after > 0
     }
 
     /// Feeds one line; emits a `python_exception` when the traceback ends.
     pub fn feed(&mut self, at: &Location<'_>, line: &str, out: &mut Sink<'_>) {
+        self.watch_after = self.watch_after.saturating_sub(1);
+        if line.starts_with("Exception ignored in") || line.starts_with("Exception in thread") {
+            self.preamble_at = Some(at.line);
+            return;
+        }
+        let chained = line.starts_with("During handling of the above exception")
+            || line.starts_with("The above exception was the direct cause");
+        if chained && self.last_ignored {
+            // The chained traceback follows after one blank line.
+            self.preamble_at = Some(at.line + 1);
+            return;
+        }
         if line.contains("Traceback (most recent call last)") {
             self.inside = Some(0);
+            self.ignored = self.preamble_at.is_some_and(|p| p + 1 == at.line);
             return;
         }
         let Some(n) = self.inside else { return };
@@ -152,10 +181,19 @@ impl TracebackState {
         if let Some(c) = RE.exception.captures(t) {
             // torchrun's ChildFailedError only reports that a rank failed;
             // the rank's own error (or signal) is the evidence.
-            if c[1].ends_with("ChildFailedError") {
+            self.last_ignored = self.ignored;
+            if self.ignored {
+                self.watch_after = 3;
+            }
+            if c[1].ends_with("ChildFailedError") || self.ignored {
                 self.inside = None;
                 return;
             }
+            // Python prints the exception that ends the program last; an
+            // earlier one was handled (or printed by a library's thread,
+            // as multiprocessing's queue feeder does without a preamble).
+            out.evidence
+                .demote("python_exception", Confidence::Possible);
             out.push(
                 Evidence::line(
                     "python_exception",
