@@ -277,7 +277,7 @@ pub fn plan(job: &Job, coeffs: &Coefficients, source: &str, warnings: Vec<String
         gpu_simulation,
         coefficients: coeffs.source.clone(),
         coefficient_sources: provenance::coefficient_sources(job, coeffs),
-        warnings,
+        warnings: [warnings, provenance::risks(job)].concat(),
         assumptions: provenance::assumptions(job),
         places: Places::default(),
     }

@@ -592,3 +592,36 @@ fn a_limit_inside_the_uncertainty_band_gets_a_cautious_second_answer() {
     assert_eq!(wide["host_band"]["straddles"], false);
     assert!(wide["recommended_cautious"].is_null());
 }
+
+/// Whether the plan's warnings say deleted loaders keep their workers.
+fn warns_of_lingering_workers(extra: &[&str]) -> bool {
+    let mut args = vec![
+        "ogbn-arxiv",
+        "--mem",
+        "8G",
+        "--workers",
+        "2",
+        "--eval-loaders",
+        "on_demand",
+        "--epochs",
+        "5",
+    ];
+    args.extend_from_slice(extra);
+    let r = plan_json(&args);
+    r["warnings"].as_array().unwrap().iter().any(|w| {
+        w.as_str()
+            .unwrap()
+            .contains("keep their persistent workers alive")
+    })
+}
+
+#[test]
+fn deleted_loaders_with_persistent_workers_are_a_named_risk() {
+    // 5 of 10 real jobs of this kind died or hung (sealed-linger-2611265).
+    assert!(warns_of_lingering_workers(&["--persistent-workers"]));
+    assert!(!warns_of_lingering_workers(&[
+        "--persistent-workers",
+        "--gc-collect"
+    ]));
+    assert!(!warns_of_lingering_workers(&[]));
+}
