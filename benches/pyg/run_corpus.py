@@ -130,7 +130,7 @@ def run_once(headroom, argv, limit, work, interval, timeout=None):
     except subprocess.TimeoutExpired as e:
         code, err = None, f"timed out after {timeout} s: {e.stderr or ''}"
     if not os.path.exists(tl):
-        return code, [], [], None, t0, str(err)[-2000:]
+        return code, [], [], None, t0, str(err)
     with open(tl) as f:
         rows = [json.loads(line) for line in f if line.strip()]
     ms = []
@@ -141,7 +141,7 @@ def run_once(headroom, argv, limit, work, interval, timeout=None):
     if os.path.exists(stats):
         with open(stats) as f:
             st = json.load(f)
-    return code, rows, ms, st, t0, str(err)[-2000:]
+    return code, rows, ms, st, t0, str(err)
 
 
 def smallest_limit(headroom, argv, hi, work, interval, step=64 << 20):
@@ -165,7 +165,14 @@ class Capped(Exception):
 def record_capped(path, c, why, started, failed=False):
     """Appends a draw that was not scored, with why, to the capped file
     (`failed`: the job itself died, not by a cap)."""
-    row = {"id": c["id"], "args": c["args"], "why": why[:2000],
+    # The whole stderr beside the capped file, for `headroom diagnose`: a
+    # tail cuts tracebacks' heads (sealed-linger-2611265's draw 33).
+    logs = path + ".logs"
+    os.makedirs(logs, exist_ok=True)
+    log = os.path.join(logs, c["id"] + ".stderr")
+    with open(log, "w") as f:
+        f.write(why)
+    row = {"id": c["id"], "args": c["args"], "why": why[-2000:], "log": log,
            "seconds": round(time.time() - started, 1)}
     if failed:
         row["failed"] = True
@@ -330,7 +337,7 @@ def main():
                 record_capped(a.capped, c, str(e), t)
             continue
         except Exception as e:  # one failed case must not lose the others
-            print(f"{c['id']}: FAILED: {e}", flush=True)
+            print(f"{c['id']}: FAILED: {str(e)[-300:]}", flush=True)
             if a.capped:
                 record_capped(a.capped, c, str(e), t, failed=True)
             continue
