@@ -35,6 +35,7 @@ mod launchers;
 mod loader_context;
 pub mod loaders;
 pub mod model;
+mod model_hits;
 mod model_origin;
 mod model_shape;
 pub mod project;

@@ -15,12 +15,13 @@ use tree_sitter::Node;
 
 use super::eval::{Eval, Locals};
 use super::model::{ModelFind, basic_gnn, conv_of, keyword, positive};
+use super::model_hits::{Hit, hits_in};
 use super::model_origin::Origin;
 use super::py::{Found, Value, call_args, callee_name, children};
 use crate::spec::Conv;
 
 /// Classes of the project followed into, at most this deep.
-const MAX_NESTING: usize = 4;
+pub(super) const MAX_NESTING: usize = 4;
 
 const HIDDEN: &[&str] = &[
     "hidden_channels",
@@ -41,7 +42,7 @@ const HIDDEN: &[&str] = &[
     "n_hid",
     "nhidden",
 ];
-const LAYERS: &[&str] = &[
+pub(super) const LAYERS: &[&str] = &[
     "num_layers",
     "n_layers",
     "layers",
@@ -50,26 +51,6 @@ const LAYERS: &[&str] = &[
     "local_layers",
 ];
 const HEADS: &[&str] = &["heads", "num_heads", "n_heads", "gat_heads"];
-
-/// One layer construction found in a model.
-struct Hit<'t> {
-    /// The conv kind; None for a linear layer.
-    conv: Option<Conv>,
-    call: Node<'t>,
-    /// How many times it runs as a layer (None: a loop that cannot be computed).
-    count: Option<i64>,
-    /// How many relations it is built for (1 when not in a relation loop).
-    relations: i64,
-    /// The places its count comes from (the loop bounds' values).
-    from: Vec<String>,
-    /// The places its relation count comes from.
-    rel_from: Vec<String>,
-    /// A relation loop over what the reader cannot count (`for edge_type in
-    /// edge_types` with `edge_types=data.edge_types`): the dataset's edge
-    /// types, named by the place it is bound.
-    of_dataset: Option<String>,
-    locals: Locals,
-}
 
 /// Fills `out` with the shape of the model `o` builds.
 pub fn describe<'t>(ev: &Eval<'t>, o: &Origin<'t>, out: &mut ModelFind) {
@@ -334,252 +315,6 @@ fn hetero<'t>(ev: &Eval<'t>, call: Node<'t>, locals: &Locals, out: &mut ModelFin
         return;
     }
     out.hetero_of_dataset = Some(ev.at(call));
-}
-
-/// The layer constructions of `class`'s `__init__`, with `locals` bound.
-fn hits_in<'t>(
-    ev: &Eval<'t>,
-    class: Node<'t>,
-    locals: &Locals,
-    depth: usize,
-    outer: i64,
-    out: &mut Vec<Hit<'t>>,
-    opaque_block: &mut Option<Node<'t>>,
-) {
-    let Some(init) = ev.method(class, "__init__") else {
-        return;
-    };
-    let calls: Vec<Node> = ev
-        .index_of(init)
-        .calls
-        .iter()
-        .copied()
-        .filter(|c| c.start_byte() >= init.start_byte() && c.end_byte() <= init.end_byte())
-        .collect();
-    for call in calls {
-        if !super::reachable_with(ev, call, locals) {
-            continue;
-        }
-        let passed = passed_class(ev, call, locals).or_else(|| imported_as(ev, call));
-        let name = passed.as_deref().unwrap_or(callee_name(ev.src(call), call));
-        let m = multiplicity(ev, call, init, locals);
-        let (relations, rel_from, of_dataset) = (m.relations, m.rel_from, m.of_dataset);
-        let (from, count) = (m.from, m.layers.map(|c| c * outer));
-        let hit = |conv| Hit {
-            conv,
-            call,
-            count,
-            relations,
-            from: from.clone(),
-            rel_from: rel_from.clone(),
-            of_dataset: of_dataset.clone(),
-            locals: locals.clone(),
-        };
-        let project = ev.class_of_call(call).filter(|s| *s != class);
-        match (project, conv_of(name)) {
-            // A class of the project named like PyG's conv implements it
-            // (OGB's RGCNConv); its own relation loops count its relations.
-            (Some(sub), Some(conv)) if matches!(conv, Conv::Rgcn | Conv::Rgat) => {
-                let mut h = hit(Some(conv));
-                own_relations(ev, sub, locals, &mut h);
-                out.push(h);
-            }
-            (_, Some(conv)) => out.push(hit(Some(conv))),
-            // The project's own message passing (`class RGSNConv(MessagePassing)`):
-            // a layer no conv kind of the spec describes, said so.
-            (Some(sub), None) if message_passing(ev, sub) => {
-                opaque_block.get_or_insert(call);
-                let mut h = hit(None);
-                own_relations(ev, sub, locals, &mut h);
-                out.push(h);
-            }
-            (Some(sub), None) if depth < MAX_NESTING => {
-                if transformer_like(name) {
-                    opaque_block.get_or_insert(call);
-                }
-                let sub_init = ev.method(sub, "__init__");
-                let sub_locals = sub_init.map_or_else(Vec::new, |f| ev.bind(f, call, 0, locals, 0));
-                let before = out.len();
-                hits_in(
-                    ev,
-                    sub,
-                    &sub_locals,
-                    depth + 1,
-                    count.unwrap_or(1),
-                    out,
-                    opaque_block,
-                );
-                for h in &mut out[before..] {
-                    if relations > h.relations {
-                        h.relations = relations;
-                        h.rel_from = rel_from.clone();
-                    }
-                    if h.of_dataset.is_none() {
-                        h.of_dataset = of_dataset.clone();
-                    }
-                    // The outer loop's bounds count these layers too.
-                    h.from.extend(from.iter().cloned());
-                }
-            }
-            (None, None) if matches!(name, "Linear" | "Lin") => out.push(hit(None)),
-            (None, None) if basic_gnn(name).is_some() => {
-                // A ready-made PyG model inside the class: its layers argument counts.
-                let a = call_args(ev.src(call), call);
-                let n = keyword(ev, call, LAYERS, locals)
-                    .or_else(|| a.positional.get(2).and_then(|n| ev.eval_with(*n, locals)));
-                let mut h = hit(basic_gnn(name));
-                h.count = n.as_ref().and_then(|f| f.value.as_int());
-                h.from = n.map(|f| f.from).unwrap_or_default();
-                out.push(h);
-            }
-            (None, None) if transformer_like(name) => {
-                opaque_block.get_or_insert(call);
-            }
-            _ => {}
-        }
-    }
-}
-
-/// `conv(dims[i], dims[i + 1])` where `conv` is a parameter bound to a
-/// class (`GNN(SAGEConv, ...)`): that class's name.
-fn passed_class<'t>(ev: &Eval<'t>, call: Node<'t>, locals: &Locals) -> Option<String> {
-    let f = call
-        .child_by_field_name("function")
-        .filter(|f| f.kind() == "identifier")?;
-    let b = locals.iter().rfind(|b| b.name == ev.text(f))?;
-    let last = b.text.rsplit('.').next()?;
-    let is_name = !last.is_empty() && last.chars().all(|c| c.is_alphanumeric() || c == '_');
-    is_name.then(|| last.to_string())
-}
-
-/// The relations a layer class of the project builds weights for: the
-/// relation loops of its own `__init__` (`for _ in range(num_edge_types)`),
-/// bound to the layer's construction `h.call`.
-fn own_relations<'t>(ev: &Eval<'t>, class: Node<'t>, locals: &Locals, h: &mut Hit<'t>) {
-    let Some(init) = ev.method(class, "__init__") else {
-        return;
-    };
-    let inner = ev.bind(init, h.call, 0, locals, 0);
-    let inside = |c: &Node| c.start_byte() >= init.start_byte() && c.end_byte() <= init.end_byte();
-    for c in ev.index_of(init).calls.iter().copied().filter(inside) {
-        let m = multiplicity(ev, c, init, &inner);
-        if m.relations > h.relations {
-            h.relations = m.relations;
-            h.rel_from = m.rel_from;
-        }
-        if h.of_dataset.is_none() {
-            h.of_dataset = m.of_dataset;
-        }
-    }
-}
-
-/// Whether `class` subclasses PyG's `MessagePassing`.
-fn message_passing(ev: &Eval, class: Node) -> bool {
-    class
-        .child_by_field_name("superclasses")
-        .is_some_and(|s| ev.text(s).contains("MessagePassing"))
-}
-
-/// The library's own name of a class imported under another one
-/// (`from torch_geometric.nn import SAGEConv as PyGSAGEConv`).
-fn imported_as<'t>(ev: &Eval<'t>, call: Node<'t>) -> Option<String> {
-    let f = call
-        .child_by_field_name("function")
-        .filter(|f| f.kind() == "identifier")?;
-    match ev.imported(f)? {
-        super::project::Imported::Library(p) => {
-            let last = p.rsplit('.').next()?;
-            (last != ev.text(f)).then(|| last.to_string())
-        }
-        _ => None,
-    }
-}
-
-/// Names of attention blocks no conv kind of the spec describes.
-fn transformer_like(name: &str) -> bool {
-    let n = name.to_ascii_lowercase();
-    ["trans", "attention", "former", "mamba", "performer"]
-        .iter()
-        .any(|w| n.contains(w))
-        && conv_of(name).is_none()
-}
-
-/// What the loops around a layer construction say.
-struct Multiplicity {
-    /// Layers (None: a loop that cannot be computed).
-    layers: Option<i64>,
-    /// Relations counted from relation loops that can be computed.
-    relations: i64,
-    /// Where the layer count comes from.
-    from: Vec<String>,
-    /// Where the relation count comes from.
-    rel_from: Vec<String>,
-    /// A relation loop that cannot be counted: where its iterable is bound.
-    of_dataset: Option<String>,
-}
-
-/// What the loops around `call` inside `init` give.
-fn multiplicity<'t>(
-    ev: &Eval<'t>,
-    call: Node<'t>,
-    init: Node<'t>,
-    locals: &Locals,
-) -> Multiplicity {
-    let (mut layers, mut relations, mut from, mut rel_from) =
-        (Some(1i64), 1i64, Vec::new(), Vec::new());
-    let mut of_dataset = None;
-    let mut cur = ev.parent(call);
-    while let Some(n) = cur {
-        if n == init {
-            break;
-        }
-        let iterable = match n.kind() {
-            "for_statement" => n.child_by_field_name("right"),
-            "list_comprehension"
-            | "dictionary_comprehension"
-            | "generator_expression"
-            | "set_comprehension" => children(n)
-                .into_iter()
-                .find(|c| c.kind() == "for_in_clause")
-                .and_then(|c| c.child_by_field_name("right")),
-            _ => None,
-        };
-        if let Some(it) = iterable {
-            let text = ev.text(it).to_ascii_lowercase();
-            let found = ev.eval_with(it, locals);
-            let trips = found.as_ref().and_then(|f| match &f.value {
-                Value::List(v) => Some(v.len() as i64),
-                Value::Dict(v) => Some(v.len() as i64),
-                _ => None,
-            });
-            if ["relation", "edge_type", "etype", "metadata", "rel"]
-                .iter()
-                .any(|w| text.contains(w))
-            {
-                relations *= trips.unwrap_or(1).max(1);
-                if trips.is_none() {
-                    // The parameter's argument (`edge_types=data.edge_types`), else the loop.
-                    let bound = locals
-                        .iter()
-                        .rfind(|b| b.name == ev.text(it))
-                        .and_then(|b| b.at.clone());
-                    of_dataset.get_or_insert(bound.unwrap_or_else(|| ev.at(it)));
-                }
-                rel_from.extend(found.map(|f| f.from).unwrap_or_default());
-            } else {
-                layers = layers.zip(trips).map(|(a, b)| a * b);
-                from.extend(found.map(|f| f.from).unwrap_or_default());
-            }
-        }
-        cur = ev.parent(n);
-    }
-    Multiplicity {
-        layers,
-        relations,
-        from,
-        rel_from,
-        of_dataset,
-    }
 }
 
 /// Whether `class` (or a class it builds) constructs a conv.
