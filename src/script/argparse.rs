@@ -139,12 +139,7 @@ pub fn values(
         if !word.starts_with('-') || is_number(word) {
             if let Some(def) = positional.next() {
                 let value = if def.list {
-                    let mut items = vec![word.clone()];
-                    while i < argv.len() && (!argv[i].starts_with('-') || is_number(&argv[i])) {
-                        items.push(argv[i].clone());
-                        i += 1;
-                    }
-                    Value::List(items.iter().map(|s| typed(&def.kind, s)).collect())
+                    list_value(def, vec![word.clone()], argv, &mut i)
                 } else {
                     typed(&def.kind, word)
                 };
@@ -171,12 +166,7 @@ pub fn values(
         let value = if let Some(f) = def.flag {
             Value::Bool(f)
         } else if def.list {
-            let mut items: Vec<String> = inline.into_iter().collect();
-            while i < argv.len() && (!argv[i].starts_with('-') || is_number(&argv[i])) {
-                items.push(argv[i].clone());
-                i += 1;
-            }
-            Value::List(items.iter().map(|s| typed(&def.kind, s)).collect())
+            list_value(def, inline.into_iter().collect(), argv, &mut i)
         } else {
             let text = match inline {
                 Some(v) => v,
@@ -191,6 +181,16 @@ pub fn values(
         out.insert(def.dest.clone(), Found::at(value, launch_at));
     }
     (out, unknown)
+}
+
+/// A list argument (`nargs`): `items` so far, then the words from `argv[*i]`
+/// up to the next option, typed.
+fn list_value(def: &Argument, mut items: Vec<String>, argv: &[String], i: &mut usize) -> Value {
+    while *i < argv.len() && (!argv[*i].starts_with('-') || is_number(&argv[*i])) {
+        items.push(argv[*i].clone());
+        *i += 1;
+    }
+    Value::List(items.iter().map(|s| typed(&def.kind, s)).collect())
 }
 
 /// The definition an option word names: exactly, else as the unique prefix

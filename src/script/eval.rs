@@ -423,9 +423,6 @@ impl<'t> Eval<'t> {
             return None;
         };
         let mut out = Vec::new();
-        // The elements' own places first (`[args.num_neighbors // 2**i for i
-        // in range(args.num_layers)]` comes from both arguments).
-        let mut from: Vec<String> = Vec::new();
         let mut inner = locals.clone();
         let scope = self.enclosing_function(node).map(|f| f.id());
         for item in items {
@@ -439,24 +436,15 @@ impl<'t> Eval<'t> {
                 text: String::new(),
                 at: None,
             });
-            let v = self.eval_in(body, &inner, d)?;
-            for f in v.from {
-                if !from.contains(&f) {
-                    from.push(f);
-                }
-            }
-            out.push(v.value);
+            out.push(self.eval_in(body, &inner, d)?);
             inner.pop();
         }
-        for f in iter.from {
-            if !from.contains(&f) {
-                from.push(f);
-            }
-        }
-        Some(Found {
-            value: Value::List(out),
-            from,
-        })
+        // The elements' own places first (`[args.num_neighbors // 2**i for i
+        // in range(args.num_layers)]` comes from both arguments).
+        let mut parts: Vec<&Found> = out.iter().collect();
+        parts.push(&iter);
+        let values = out.iter().map(|f| f.value.clone()).collect();
+        Some(Found::joined(Value::List(values), &parts))
     }
 }
 

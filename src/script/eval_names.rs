@@ -166,12 +166,14 @@ impl<'t> Eval<'t> {
         at: Node<'t>,
         locals: &Locals,
     ) -> Option<super::index::Assign<'t>> {
-        let all = self.index_of(at).local_assignments(name, at);
-        let last = *all.first()?;
+        let mut all = self
+            .index_of(at)
+            .local_assignments(name, at)
+            .take(4)
+            .peekable();
+        let last = *all.peek()?;
         Some(
-            all.into_iter()
-                .take(4)
-                .find(|a| super::reachable_with(self, a.value, locals))
+            all.find(|a| super::reachable_with(self, a.value, locals))
                 .unwrap_or(last),
         )
     }

@@ -213,29 +213,22 @@ impl<'t> Index<'t> {
 
     /// The last assignment of `name` before `at` in the function `at` is in.
     pub fn local_assignment(&self, name: &str, at: Node<'t>) -> Option<Assign<'t>> {
-        let f = self.enclosing_function(at)?;
-        self.assigns
-            .get(name)?
-            .iter()
-            .filter(|a| a.scope == Some(f))
-            .rfind(|a| a.end <= at.start_byte())
-            .copied()
+        self.local_assignments(name, at).next()
     }
 
     /// The assignments of `name` before `at` in the function `at` is in,
     /// the last first.
-    pub fn local_assignments(&self, name: &str, at: Node<'t>) -> Vec<Assign<'t>> {
-        let Some(f) = self.enclosing_function(at) else {
-            return Vec::new();
-        };
-        let Some(all) = self.assigns.get(name) else {
-            return Vec::new();
-        };
-        all.iter()
-            .filter(|a| a.scope == Some(f) && a.end <= at.start_byte())
-            .rev()
+    pub fn local_assignments<'a>(
+        &'a self,
+        name: &str,
+        at: Node<'t>,
+    ) -> impl Iterator<Item = Assign<'t>> + 'a {
+        let f = self.enclosing_function(at);
+        let all = f.and_then(|_| self.assigns.get(name));
+        all.into_iter()
+            .flat_map(|v| v.iter().rev())
+            .filter(move |a| a.scope == f && a.end <= at.start_byte())
             .copied()
-            .collect()
     }
 
     /// The module-level assignment of `name` in force at `at`.

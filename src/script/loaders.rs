@@ -125,6 +125,23 @@ fn kind_of<'t>(ev: &Eval<'t>, call: Node<'t>) -> Option<LoaderKind> {
     }
 }
 
+/// A loader argument: its value when computed, else its name among the
+/// unknown ones (the data and input nodes are not settings: not named).
+fn keep(
+    args: &mut BTreeMap<String, Found>,
+    unknown: &mut Vec<String>,
+    k: String,
+    f: Option<Found>,
+) {
+    match f {
+        Some(f) => {
+            args.insert(k, f);
+        }
+        None if k != "input_nodes" && k != "data" => unknown.push(k),
+        None => {}
+    }
+}
+
 fn loader<'t>(ev: &Eval<'t>, call: Node<'t>, kind: LoaderKind, ctx: &Context<'t>) -> LoaderCall {
     let a = call_args(ev.src(call), call);
     let mut args = BTreeMap::new();
@@ -154,14 +171,7 @@ fn loader<'t>(ev: &Eval<'t>, call: Node<'t>, kind: LoaderKind, ctx: &Context<'t>
             unknown.push(format!("**{}", ev.text(*splat)));
         }
         for (k, f) in entries {
-            let k = rename(&k);
-            match f {
-                Some(f) => {
-                    args.insert(k, f);
-                }
-                None if k != "input_nodes" && k != "data" => unknown.push(k),
-                None => {}
-            }
+            keep(&mut args, &mut unknown, rename(&k), f);
         }
     }
     let mut input_nodes_text = None;
@@ -169,13 +179,8 @@ fn loader<'t>(ev: &Eval<'t>, call: Node<'t>, kind: LoaderKind, ctx: &Context<'t>
         if k == "input_nodes" {
             input_nodes_text = Some(bound_text(ev, node, &ctx.locals));
         }
-        match ev.eval_with(node, &ctx.locals) {
-            Some(f) => {
-                args.insert(k, f);
-            }
-            None if k != "input_nodes" && k != "data" => unknown.push(k),
-            None => {}
-        }
+        let f = ev.eval_with(node, &ctx.locals);
+        keep(&mut args, &mut unknown, k, f);
     }
     let variable = ctx.variable.clone().or_else(|| {
         ev.parent(call)

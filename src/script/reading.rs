@@ -274,9 +274,9 @@ fn read(
     super::fill::graph(&mut l, &graph);
     super::infer::loaders(&mut l, &loaders, graph.full_inference.as_deref());
     super::fill::model(&mut l, &model, graph.reverse_every_type);
-    if let Some(n) = spawned_ranks(&ev) {
-        l.spec.ranks_per_node = u32::try_from(n.value.as_int().unwrap_or(1)).unwrap_or(1);
-        l.read("ranks_per_node", n.value.to_json(), n.origin());
+    if let Some((n, from)) = spawned_ranks(&ev) {
+        l.spec.ranks_per_node = n;
+        l.read("ranks_per_node", n.into(), from);
     }
     l.spec.name = Some(src.label.clone());
     for (opt, v) in budget {
@@ -321,7 +321,7 @@ fn read(
 /// `mp.spawn(fn, args=(...), nprocs=n)` (torch.multiprocessing's spawn)
 /// that runs: the processes it starts, each a rank on this node, when `n`
 /// can be computed and is more than one.
-fn spawned_ranks(ev: &Eval) -> Option<Found> {
+fn spawned_ranks(ev: &Eval) -> Option<(u32, String)> {
     let index = &ev.project.indexes[0];
     index.calls_of_suffix("spawn").find_map(|call| {
         let f = call.child_by_field_name("function")?;
@@ -332,10 +332,10 @@ fn spawned_ranks(ev: &Eval) -> Option<Found> {
         if !spawn || !super::reachable(ev, call) {
             return None;
         }
-        let n = super::model::keyword(ev, call, &["nprocs"], &Vec::new())?;
-        let mut n = n.clone();
+        let mut n = super::model::keyword(ev, call, &["nprocs"], &Vec::new())?;
         n.from.push(ev.at(call));
-        n.value.as_int().filter(|n| *n > 1).map(|_| n)
+        let count = u32::try_from(n.value.as_int()?).ok().filter(|c| *c > 1)?;
+        Some((count, n.origin()))
     })
 }
 
