@@ -91,7 +91,8 @@ pub fn compare(text: &str, coeffs: &Coefficients) -> Result<Vec<Compared>> {
         ] {
             let mut job = Job::from_spec(&spec)?;
             job.accounting = mode;
-            let est = estimate(&job, &job.settings, coeffs);
+            let (coeffs, _) = coeffs.for_job(&job);
+            let est = estimate(&job, &job.settings, &coeffs);
             let top = est
                 .phases
                 .iter()

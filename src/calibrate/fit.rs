@@ -13,8 +13,8 @@ use serde::Serialize;
 
 use super::columns::{Columns, MOVES, RunData, columns, phase_bytes};
 use super::{ridge, spread};
-use crate::estimate::Coefficients;
-use crate::estimate::coeff_table::{Coefficient, TABLE, Unit};
+use crate::estimate::coeff_table::{Coefficient, TABLE};
+use crate::estimate::{Coefficients, FITTED};
 
 /// A coefficient is separated when at least this share of its column lies
 /// outside what the other fitted columns can produce: below it, measurement
@@ -142,8 +142,8 @@ pub fn fit(runs: &[RunData], c: &Coefficients, direct: &[&str], provenance: &str
                 value: (k.get)(c),
                 why: format!(
                     "the runs move it by {} ± {}: within their spread",
-                    amount(k, step[i] * cols.scale[keep[i]], true),
-                    amount(k, sd, false)
+                    k.amount(step[i] * cols.scale[keep[i]], true),
+                    k.amount(sd, false)
                 ),
             });
             keep.remove(i);
@@ -157,9 +157,9 @@ pub fn fit(runs: &[RunData], c: &Coefficients, direct: &[&str], provenance: &str
             value: (k.get)(c),
             why: format!(
                 "the runs ask for {}, outside {}..{}: the model misses these runs elsewhere, not by this coefficient",
-                amount(k, (k.get)(c) + step[i] * cols.scale[keep[i]], false),
-                amount(k, lo, false),
-                amount(k, hi, false)
+                k.amount((k.get)(c) + step[i] * cols.scale[keep[i]], false),
+                k.amount(lo, false),
+                k.amount(hi, false)
             ),
         });
         keep.remove(i);
@@ -172,10 +172,8 @@ pub fn fit(runs: &[RunData], c: &Coefficients, direct: &[&str], provenance: &str
         let from = (k.get)(c);
         (k.set)(&mut out, from + step[i] * cols.scale[j]);
         let to = (k.get)(&out);
-        out.provenance.insert(
-            k.name.into(),
-            format!("fitted to the per-phase peaks, {provenance}"),
-        );
+        out.provenance
+            .insert(k.name.into(), format!("{FITTED}, {provenance}"));
         moved.push(Moved {
             name: k.name.into(),
             from,
@@ -239,38 +237,22 @@ pub fn phase_errors(runs: &[RunData], c: &Coefficients) -> Vec<(usize, String, f
 
 /// `v` in the coefficient's unit, as the report shows values (bytes as
 /// bytes, signed where `signed`): "-4.43 MiB", not "-4644765.8682".
-fn amount(k: &Coefficient, v: f64, signed: bool) -> String {
-    let sign = if v < 0.0 {
-        "-"
-    } else if signed {
-        "+"
-    } else {
-        ""
-    };
-    match k.unit {
-        Unit::Bytes => format!("{sign}{}", crate::units::fmt_bytes(v.abs() as u64)),
-        Unit::BytesPer => format!("{sign}{:.0} B", v.abs()),
-        Unit::Ratio if signed => format!("{v:+.4}"),
-        Unit::Ratio => format!("{v:.4}"),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::calibrate::design::{DESIGN, GRAPH};
-    use crate::estimate::coeff_table::find;
+    use crate::estimate::coeff_table::{Unit, find};
 
     #[test]
     fn a_kept_coefficients_reason_shows_its_values_in_its_unit() {
         let bytes = TABLE.iter().find(|k| k.unit == Unit::Bytes).unwrap();
         // 4,644,766 B is 4.43 MiB (4,644,766 / 1,048,576 = 4.4296).
-        assert_eq!(amount(bytes, -4_644_766.0, true), "-4.43 MiB");
-        assert_eq!(amount(bytes, 3.0 * 1048576.0, true), "+3.00 MiB");
-        assert_eq!(amount(bytes, 0.0, false), "0 B");
+        assert_eq!(bytes.amount(-4_644_766.0, true), "-4.43 MiB");
+        assert_eq!(bytes.amount(3.0 * 1048576.0, true), "+3.00 MiB");
+        assert_eq!(bytes.amount(0.0, false), "0 B");
         if let Some(ratio) = TABLE.iter().find(|k| k.unit == Unit::Ratio) {
-            assert_eq!(amount(ratio, -0.95, false), "-0.9500");
-            assert_eq!(amount(ratio, 0.5, true), "+0.5000");
+            assert_eq!(ratio.amount(-0.95, false), "-0.9500");
+            assert_eq!(ratio.amount(0.5, true), "+0.5000");
         }
     }
 

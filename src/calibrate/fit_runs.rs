@@ -77,9 +77,11 @@ pub fn fit_runs(
                 .collect(),
         })
         .collect();
+    let mut coefficients = result.coefficients.clone();
+    coefficients.regime = crate::estimate::Regime::of(data.iter().map(|d| &d.job));
     Fitted {
         coverage: coverage(&data, &c),
-        coefficients: result.coefficients.clone(),
+        coefficients,
         measured,
         fit: result,
         runs: reports,

@@ -46,6 +46,12 @@ pub struct Direct {
     pub what: &'static str,
     /// How many runs showed it.
     pub runs: usize,
+    /// The smallest and largest value a run showed.
+    pub range: (f64, f64),
+    /// The default lies within `range`: the runs do not tell it apart
+    /// from theirs, so it is kept (a calibration on the defaults' own
+    /// stack changes nothing it cannot tell).
+    pub kept: bool,
 }
 
 /// Reads the probed run in `dir`, predicted with `c`.
@@ -121,18 +127,29 @@ pub fn measure_directly(
 ) -> Vec<Direct> {
     let mut out = Vec::new();
     let mut set = |c: &mut Coefficients, name: &'static str, what: &'static str, v: Vec<f64>| {
+        let range = v
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| {
+                (lo.min(x), hi.max(x))
+            });
         let (runs, Some(value)) = (v.len(), median(v)) else {
             return;
         };
         if let Some(k) = crate::estimate::coeff_table::find(name) {
-            (k.set)(c, value.clamp(k.bounds.0, k.bounds.1));
-            c.provenance
-                .insert(name.into(), format!("measured: {what}, {provenance}"));
+            let now = (k.get)(c);
+            let kept = range.0 <= now && now <= range.1;
+            if !kept {
+                (k.set)(c, value.clamp(k.bounds.0, k.bounds.1));
+                c.provenance
+                    .insert(name.into(), format!("measured: {what}, {provenance}"));
+            }
             out.push(Direct {
                 name,
-                value: (k.get)(c),
+                value: if kept { value } else { (k.get)(c) },
                 what,
                 runs,
+                range,
+                kept,
             });
         }
     };

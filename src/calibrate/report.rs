@@ -143,9 +143,18 @@ impl Report for CalibrateReport {
         }
         self.write_coverage(w)?;
         for d in &self.measured {
+            let kept = if d.kept {
+                format!(
+                    ", from {} to {}: the default lies within them and is kept",
+                    show(d.name, d.range.0),
+                    show(d.name, d.range.1)
+                )
+            } else {
+                String::new()
+            };
             writeln!(
                 w,
-                "measured: {} = {} ({}; median of {} runs)",
+                "measured: {} = {} ({}; median of {} runs{kept})",
                 d.name,
                 show(d.name, d.value),
                 d.what,

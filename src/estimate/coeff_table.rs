@@ -45,6 +45,25 @@ pub struct Coefficient {
     pub set: fn(&mut Coefficients, f64),
 }
 
+impl Coefficient {
+    /// `v` in its unit, for reports (`signed`: a change, with its sign).
+    pub fn amount(&self, v: f64, signed: bool) -> String {
+        let sign = if v < 0.0 {
+            "-"
+        } else if signed {
+            "+"
+        } else {
+            ""
+        };
+        match self.unit {
+            Unit::Bytes => format!("{sign}{}", crate::units::fmt_bytes(v.abs() as u64)),
+            Unit::BytesPer => format!("{sign}{:.0} B", v.abs()),
+            Unit::Ratio if signed => format!("{v:+.4}"),
+            Unit::Ratio => format!("{v:.4}"),
+        }
+    }
+}
+
 /// Where the host defaults were measured.
 pub const PYTHON_CORPUS: &str =
     "measured on real CPython 3.11 + torch 2.15 + PyG 2.8.1 runs (benches/pyg corpus, 2026-11-23)";

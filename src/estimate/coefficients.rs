@@ -71,6 +71,10 @@ pub struct Coefficients {
     /// For each coefficient by name: what it was measured from, and when.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub provenance: BTreeMap<String, String>,
+    /// The largest graph and batch the fitted values were fitted on (a
+    /// calibration's; none for the defaults): see `regime`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regime: Option<super::regime::Regime>,
 }
 
 /// The provenance of the built-in values (the table's).
@@ -120,6 +124,7 @@ impl Default for Coefficients {
             allocator_reserve_fraction: 0.0,
             source: "defaults".into(),
             provenance: default_provenance(),
+            regime: None,
         };
         for k in super::coeff_table::TABLE {
             (k.set)(&mut c, k.default);

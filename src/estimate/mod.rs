@@ -23,6 +23,7 @@ mod phase;
 mod phases;
 #[cfg(test)]
 mod props;
+mod regime;
 mod step_shape;
 
 pub use batches::{BatchModel, Prepared, batch_stats};
@@ -36,6 +37,7 @@ pub use gpu::{GpuBreakdown, cuda_context_bytes, gpu_breakdown};
 pub use host::batch_tensors;
 pub use phase::{Component, Estimate, Phase, PhaseEstimate};
 pub use phases::{estimate, estimate_with};
+pub use regime::{FITTED, Regime};
 pub use step_shape::step_shape;
 
 use serde::{Deserialize, Serialize};

@@ -213,7 +213,16 @@ pub fn estimate_as_planned(
 }
 
 /// Plans `job`: estimate, verdict, recommendation.
-pub fn plan(job: &Job, coeffs: &Coefficients, source: &str, warnings: Vec<String>) -> PlanReport {
+pub fn plan(
+    job: &Job,
+    coeffs: &Coefficients,
+    source: &str,
+    mut warnings: Vec<String>,
+) -> PlanReport {
+    // A calibration's lower fitted values hold only within its runs' regime.
+    let (coeffs, beyond) = coeffs.for_job(job);
+    let coeffs = &coeffs;
+    warnings.extend(beyond);
     let mut planner = Planner::new(job, coeffs);
     let (est, gpu_simulation, failure) = planner.judge(&job.settings);
     let limits = Limits::of(job);
