@@ -123,6 +123,16 @@ impl Columns {
         (0..runs).filter(|&r| self.reach(j, r) >= MOVES).collect()
     }
 
+    /// The measured phases (rows) that knob `j` moves by `MOVES` or more.
+    pub fn phases_moved(&self, j: usize) -> Vec<&RowId> {
+        self.rows
+            .iter()
+            .zip(&self.a)
+            .filter(|(_, a)| a[j].abs() >= MOVES)
+            .map(|(r, _)| r)
+            .collect()
+    }
+
     /// Column `j` restricted to rows where some knob moves (for the fit).
     pub fn column(&self, j: usize) -> Vec<f64> {
         self.a.iter().map(|r| r[j]).collect()
