@@ -44,6 +44,18 @@ pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, String> {
         .map_err(|e| one_line(&e.render_with_formatter(&serde_saphyr::UserMessageFormatter)))
 }
 
+/// Reads a project's own config file (Hydra, OmegaConf, a `--config`
+/// YAML) as Python reads it: PyYAML and OmegaConf expand YAML 1.1 merge
+/// keys (`<<: *base`, `<<: [*a, *b]`, the first mapping winning), so the
+/// values a run gets include the merged ones. headroom's own files keep
+/// refusing `<<` ([`from_str`]).
+pub fn config_from_str(text: &str) -> Result<serde_json::Value, String> {
+    let mut o = options();
+    o.merge_keys = serde_saphyr::options::MergeKeyPolicy::Merge;
+    serde_saphyr::from_str_with_options(text, o)
+        .map_err(|e| one_line(&e.render_with_formatter(&serde_saphyr::UserMessageFormatter)))
+}
+
 /// Writes `value` as one YAML document.
 pub fn to_string<T: Serialize>(value: &T) -> Result<String, String> {
     serde_saphyr::to_string(value).map_err(|e| one_line(&e.to_string()))
@@ -72,6 +84,21 @@ mod tests {
         // A small anchor used twice still works.
         let v: serde_json::Value = from_str("a: &l [15, 10]\nb: *l\n").unwrap();
         assert_eq!(v["b"], serde_json::json!([15, 10]));
+    }
+
+    #[test]
+    fn a_projects_config_merges_as_pyyaml_does_and_a_spec_refuses_merge_keys() {
+        // The shape of a Hydra config in the fourth sealed corpus
+        // (DenceGCN's conf/config.yaml): PyYAML gives layers 6 (the first
+        // mapping of the list wins), hidden 128 and the key's own epochs.
+        let text = "Reddit: &Reddit\n  n_layer: 6\n  hidden: 128\nAttGNN: &AttGNN\n  n_layer: 2\n  base: sage\nrun:\n  <<: [*Reddit, *AttGNN]\n  epochs: 20\n";
+        let v = config_from_str(text).unwrap();
+        assert_eq!(
+            v["run"],
+            serde_json::json!({"n_layer": 6, "hidden": 128, "base": "sage", "epochs": 20})
+        );
+        let err = from_str::<serde_json::Value>(text).unwrap_err();
+        assert!(err.contains("merge key"), "{err}");
     }
 
     #[test]

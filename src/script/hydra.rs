@@ -116,7 +116,7 @@ fn read(dir: &Path, name: &str, files: &mut Vec<(String, String)>) -> Result<(St
     let path = dir.join(&file);
     let text = crate::input::read_text(&path, "a Hydra config", false)?;
     crate::spec::check_yaml_depth(&text, &path.display().to_string())?;
-    let v: serde_json::Value = crate::yaml::from_str(&text).map_err(|e| {
+    let v: serde_json::Value = crate::yaml::config_from_str(&text).map_err(|e| {
         Error::bad(format!(
             "{}: {}",
             path.display(),

@@ -339,6 +339,27 @@ fn spawned_ranks(ev: &Eval) -> Option<(u32, String)> {
     })
 }
 
+/// Whether any source of the project reads `dest` as an attribute
+/// (`args.config`) or by its name as a string (`getattr(args, "config")`,
+/// `vars(args)["config"]`) anywhere but in its own `add_argument` line.
+fn attribute_read(ev: &Eval, dest: &str) -> bool {
+    let attr = format!(".{dest}");
+    let quoted = [format!("\"{dest}\""), format!("'{dest}'")];
+    ev.project.sources.iter().any(|s| {
+        s.text
+            .lines()
+            .filter(|l| !l.contains("add_argument"))
+            .any(|l| {
+                l.match_indices(&attr).any(|(i, _)| {
+                    !l[i + attr.len()..]
+                        .chars()
+                        .next()
+                        .is_some_and(|c| c.is_alphanumeric() || c == '_')
+                }) || quoted.iter().any(|q| l.contains(q.as_str()))
+            })
+    })
+}
+
 /// The config file named by a `--config` style argument, read as YAML
 /// (JSON is YAML too): relative to the directory the launch runs in, else
 /// to the script's directory.
@@ -362,6 +383,11 @@ fn config(ev: &Eval, script: &Path, cwd: Option<&Path>) -> Result<Option<(Found,
         .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
     let here = cwd.map_or_else(|| PathBuf::from(rel), |c| c.join(rel));
     let path = [here, dir.join(rel)].into_iter().find(|p| p.is_file());
+    // An option parsed and never read (`--config config.yaml` left over
+    // from another version of the script) names no file the run needs.
+    if path.is_none() && !attribute_read(ev, dest) {
+        return Ok(None);
+    }
     let Some(path) = path else {
         return Err(Error::bad(format!(
             "{}: the config file '{}' (--{dest}, {}) is not there to read",
@@ -372,7 +398,7 @@ fn config(ev: &Eval, script: &Path, cwd: Option<&Path>) -> Result<Option<(Found,
     };
     let text = crate::input::read_text(&path, "a YAML or JSON config", false)?;
     crate::spec::check_yaml_depth(&text, &path.display().to_string())?;
-    let value: serde_json::Value = crate::yaml::from_str(&text).map_err(|e| {
+    let value: serde_json::Value = crate::yaml::config_from_str(&text).map_err(|e| {
         Error::bad(format!(
             "{}: {}",
             path.display(),

@@ -156,3 +156,42 @@ fn settings_read_back_from_a_library_record_by_attribute() {
     assert_eq!(r["job"]["loader"]["num_workers"], 2);
     assert_eq!(from(&r, "loader.batch_size"), "train.py:11");
 }
+
+#[test]
+fn a_config_that_merges_anchored_mappings_is_read_as_pyyaml_reads_it() {
+    let r = plan("merged_config/train.py", &[], &[]);
+    // run: {<<: [*reddit, *base], batch_size: 1024}: its own key, then the
+    // first mapping of the list, then the second.
+    assert_eq!(r["job"]["loader"]["batch_size"], 1024);
+    assert_eq!(r["job"]["model"]["hidden"], 128);
+    assert_eq!(r["job"]["epochs"], 20);
+    assert_eq!(r["job"]["loader"]["fanout"], serde_json::json!([10, 5]));
+    assert!(from(&r, "loader.batch_size").contains("conf.yaml"));
+}
+
+#[test]
+fn a_config_option_never_read_needs_no_file_and_one_read_does() {
+    let r = plan("unused_config/train.py", &[], &[]);
+    assert_eq!(r["job"]["loader"]["batch_size"], 2048);
+    assert_eq!(r["job"]["dataset"], "reddit");
+    // The merged-config script reads args.config: a file that is not there
+    // is one line and exit 2.
+    let out = headroom()
+        .current_dir(fixture("scripts/patterns"))
+        .args([
+            "plan",
+            "merged_config/train.py",
+            "--",
+            "--config",
+            "gone.yaml",
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("'gone.yaml'") && err.contains("is not there to read"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
