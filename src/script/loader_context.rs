@@ -77,6 +77,12 @@ pub fn contexts<'t>(ev: &Eval<'t>, call: Node<'t>) -> Vec<Context<'t>> {
     if sites.is_empty() {
         return vec![ctx(vec![], String::new(), hook, own, None)];
     }
+    // A call under a branch that never runs (`if False:`, a flag off)
+    // builds no loader; called only there, the function builds none.
+    let sites: Vec<_> = sites
+        .into_iter()
+        .filter(|(site, _)| super::reachable(ev, *site))
+        .collect();
     sites
         .into_iter()
         .take(MAX_CONTEXTS)

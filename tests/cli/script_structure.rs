@@ -195,3 +195,15 @@ fn a_config_option_never_read_needs_no_file_and_one_read_does() {
     );
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
+
+#[test]
+fn a_loader_built_only_under_a_branch_that_never_runs_is_no_loader() {
+    let r = plan("dead_branch/train.py", &[], &[]);
+    let l = &r["job"]["loader"];
+    assert_eq!(l["batch_size"], 512);
+    assert_eq!(l["fanout"], serde_json::json!([10, 5]));
+    assert_eq!(l["num_workers"], 2);
+    assert_eq!(l["persistent_workers"], false);
+    assert_eq!(l["eval_loaders"], "none");
+    assert_eq!(from(&r, "loader.batch_size"), "train.py:20");
+}
