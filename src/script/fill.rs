@@ -53,6 +53,16 @@ pub fn graph(l: &mut Ledger, g: &GraphFind) {
                 crate::output::shown_within(text, 80)
             ),
         )),
+        Some(DatasetFind::Several(names)) => {
+            let each: Vec<String> = names.iter().map(|(n, at)| format!("{n} at {at}")).collect();
+            l.missing.push((
+                "dataset".into(),
+                format!(
+                    "the scripts build several datasets ({}) and which one runs is decided where the reader cannot compute",
+                    each.join(", ")
+                ),
+            ))
+        }
         None => l.missing.push((
             "dataset".into(),
             "no dataset constructor or torch.load found".into(),

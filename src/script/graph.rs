@@ -20,6 +20,10 @@ pub enum DatasetFind {
     File(super::datafile::FileGraph, String, String),
     /// Loaded in a way that does not name it (a `torch.load` of a path...): the text.
     Opaque(String, String),
+    /// Several datasets with profiles, built in places the reader cannot
+    /// tell apart (a dispatcher's branches on a name it cannot compute):
+    /// each name with where.
+    Several(Vec<(String, String)>),
 }
 
 /// What the reader learned about the graph and the run.
@@ -51,6 +55,11 @@ pub struct GraphFind {
 pub fn find(ev: &Eval) -> GraphFind {
     let mut out = GraphFind::default();
     let mut out_weight = 0;
+    // Every used constructor that names a profile: more than one name
+    // among them and nothing to choose is no answer, not the first.
+    // The training script's own constructors come before its modules'
+    // (a helper module may load other datasets for other scripts).
+    let mut profiled: Vec<(bool, String, Found)> = Vec::new();
     for call in ev.calls() {
         if !super::reachable(ev, call) {
             continue;
@@ -64,6 +73,15 @@ pub fn find(ev: &Eval) -> GraphFind {
         let kw = |k: &str| args.keywords.iter().find(|(n, _)| n == k).map(|(_, v)| *v);
         if let Some(d) = super::dataset_name::dataset(ev, call) {
             let weight = used_weight(ev, call);
+            if let DatasetFind::Named(f) = &d
+                && let Value::Str(n) = &f.value
+                && weight == 1
+                && let Ok(p) = crate::profiles::dataset(n)
+                && !profiled.iter().any(|(_, q, _)| *q == p.name)
+            {
+                let own = std::ptr::eq(src, &ev.project.sources[0]);
+                profiled.push((own, p.name, f.clone()));
+            }
             if better(&out.dataset, out_weight, &d, weight) {
                 out.dataset = Some(d);
                 out_weight = weight;
@@ -117,6 +135,18 @@ pub fn find(ev: &Eval) -> GraphFind {
             _ => {}
         }
     }
+    let own = profiled.iter().any(|(o, ..)| *o);
+    let mut level: Vec<(String, Found)> = profiled
+        .into_iter()
+        .filter(|(o, ..)| *o == own)
+        .map(|(_, n, f)| (n, f))
+        .collect();
+    if level.len() > 1 {
+        let each = level.iter().map(|(n, f)| (n.clone(), f.origin())).collect();
+        out.dataset = Some(DatasetFind::Several(each));
+    } else if let Some((_, f)) = level.pop() {
+        out.dataset = Some(DatasetFind::Named(f));
+    }
     out.epochs = ev
         .fors()
         .find_map(|f| epochs(ev, f))
@@ -160,7 +190,7 @@ fn better(old: &Option<DatasetFind>, old_weight: u8, new: &DatasetFind, new_weig
         }) if crate::profiles::dataset(n).is_ok() => 3,
         DatasetFind::File(..) => 2,
         DatasetFind::Named(_) => 1,
-        DatasetFind::Opaque(..) => 0,
+        DatasetFind::Opaque(..) | DatasetFind::Several(_) => 0,
     };
     old.as_ref()
         .is_none_or(|o| (rank(new), new_weight) > (rank(o), old_weight))

@@ -207,3 +207,25 @@ fn a_loader_built_only_under_a_branch_that_never_runs_is_no_loader() {
     assert_eq!(l["eval_loaders"], "none");
     assert_eq!(from(&r, "loader.batch_size"), "train.py:20");
 }
+
+#[test]
+fn several_datasets_behind_a_dispatch_the_reader_cannot_decide_are_no_answer() {
+    // Before: the first constructor with a profile (yelp) was taken.
+    let out = headroom()
+        .current_dir(fixture("scripts/patterns"))
+        .args(["plan", "dataset_dispatch/train.py"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "several datasets (yelp at data.py:7, flickr at data.py:12, reddit at data.py:17)"
+        ),
+        "{err}"
+    );
+    // Told which, it plans.
+    let r = plan("dataset_dispatch/train.py", &["--dataset", "reddit"], &[]);
+    assert_eq!(r["job"]["dataset"], "reddit");
+    assert_eq!(r["job"]["loader"]["batch_size"], 512);
+}
