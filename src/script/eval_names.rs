@@ -115,7 +115,13 @@ impl<'t> Eval<'t> {
     /// `parse_args()`/`parse_known_args()` (or a function of the script that
     /// returns one), a parameter named like them, or `self.args` set from one.
     pub(super) fn is_args(&self, object: Node<'t>) -> bool {
-        if self.args.is_empty() {
+        self.is_args_within(object, 0)
+    }
+
+    /// [`Self::is_args`], `d` names followed so far (a function that
+    /// returns a name assigned from a call of itself ends).
+    fn is_args_within(&self, object: Node<'t>, d: usize) -> bool {
+        if self.args.is_empty() || d > 4 {
             return false;
         }
         if object.kind() == "attribute" {
@@ -123,7 +129,7 @@ impl<'t> Eval<'t> {
             return o.is_some_and(|o| self.text(o) == "self")
                 && self
                     .self_assignment(object)
-                    .is_some_and(|v| self.is_args(v));
+                    .is_some_and(|v| self.is_args_within(v, d + 1));
         }
         if object.kind() != "identifier" {
             return false;
@@ -139,13 +145,17 @@ impl<'t> Eval<'t> {
             Some(a) if a.value.kind() == "call" => {
                 parses(a.value)
                     || self.callee_def(a.value).is_some_and(|f| {
+                        // `return parser.parse_args()`, or `args =
+                        // parser.parse_args(); args.device = ...; return args`.
                         self.returns_of(f).iter().any(|r| {
-                            r.named_child(0)
-                                .is_some_and(|v| v.kind() == "call" && parses(v))
+                            r.named_child(0).is_some_and(|v| {
+                                (v.kind() == "call" && parses(v))
+                                    || (v.kind() == "identifier" && self.is_args_within(v, d + 1))
+                            })
                         })
                     })
             }
-            Some(a) if a.value.kind() == "identifier" => self.is_args(a.value),
+            Some(a) if a.value.kind() == "identifier" => self.is_args_within(a.value, d + 1),
             Some(_) => false,
             // A parameter (`def main(args)`) named like the parsed arguments.
             None => {

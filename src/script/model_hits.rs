@@ -31,6 +31,9 @@ pub(super) struct Hit<'t> {
     /// types, named by the place it is bound.
     pub(super) of_dataset: Option<String>,
     pub(super) locals: Locals,
+    /// A message-passing layer of the project's own (no conv kind of the
+    /// spec): the model's layers are these, not its Linear ones.
+    pub(super) own_message_passing: bool,
 }
 /// The layer constructions of `class`'s `__init__`, with `locals` bound.
 pub(super) fn hits_in<'t>(
@@ -70,6 +73,7 @@ pub(super) fn hits_in<'t>(
             rel_from: rel_from.clone(),
             of_dataset: of_dataset.clone(),
             locals: locals.clone(),
+            own_message_passing: false,
         };
         let project = ev.class_of_call(call).filter(|s| *s != class);
         match (project, conv_of(name)) {
@@ -86,6 +90,7 @@ pub(super) fn hits_in<'t>(
             (Some(sub), None) if message_passing(ev, sub) => {
                 opaque_block.get_or_insert(call);
                 let mut h = hit(None);
+                h.own_message_passing = true;
                 own_relations(ev, sub, locals, &mut h);
                 out.push(h);
             }

@@ -88,10 +88,15 @@ pub fn describe<'t>(ev: &Eval<'t>, o: &Origin<'t>, out: &mut ModelFind) {
     }
     let convs: Vec<&Hit> = hits.iter().filter(|h| h.conv.is_some()).collect();
     let layers_of = |hs: &[&Hit]| -> Option<i64> { hs.iter().map(|h| h.count).sum() };
-    let chosen: Vec<&Hit> = if convs.is_empty() {
-        hits.iter().collect()
-    } else {
+    let own: Vec<&Hit> = hits.iter().filter(|h| h.own_message_passing).collect();
+    let chosen: Vec<&Hit> = if !convs.is_empty() {
         convs.clone()
+    } else if !own.is_empty() {
+        // FIE's ReLUFIENet: a Linear in-head, three FIELayers, a Linear
+        // classifier is three layers of message passing.
+        own
+    } else {
+        hits.iter().collect()
     };
     if let Some(first) = chosen.first() {
         let conv = first.conv.unwrap_or(Conv::Mlp);
@@ -292,6 +297,7 @@ fn sequential<'t>(ev: &Eval<'t>, call: Node<'t>, locals: &Locals, out: &mut Mode
         rel_from: vec![],
         of_dataset: None,
         locals: locals.clone(),
+        own_message_passing: false,
     };
     out.hidden = width(ev, &hit);
 }

@@ -229,3 +229,16 @@ fn several_datasets_behind_a_dispatch_the_reader_cannot_decide_are_no_answer() {
     assert_eq!(r["job"]["dataset"], "reddit");
     assert_eq!(r["job"]["loader"]["batch_size"], 512);
 }
+
+#[test]
+fn arguments_returned_by_name_and_layers_of_the_projects_own_message_passing() {
+    let r = plan("args_returned/train.py", &[], &["--hidden-size", "256"]);
+    let job = &r["job"];
+    assert_eq!(job["loader"]["batch_size"], 512);
+    assert_eq!(job["loader"]["fanout"], serde_json::json!([10, 10, 10]));
+    assert_eq!(job["epochs"], 200);
+    assert_eq!(from(&r, "loader.batch_size"), "train.py:21");
+    // Three MixLayers, not the in-head and classifier Linear layers too.
+    assert_eq!(job["model"]["layers"], 3);
+    assert_eq!(job["model"]["hidden"], 256);
+}
