@@ -97,6 +97,13 @@ impl<'t> Eval<'t> {
             from[0] = group.clone();
             return Found { value: v, from };
         }
+        // Inside the container's own mapping, through its merge keys.
+        if after > 0
+            && let Some(i) = super::yaml_lines::key_line(text, after - 1, key)
+        {
+            from[0] = format!("{label}:{}", i + 1);
+            return Found { value: v, from };
+        }
         let line = text.lines().enumerate().skip(after).find(|(_, l)| {
             let t = l.trim_start().trim_start_matches(['"', '\'']);
             t.strip_prefix(key).is_some_and(|r| {

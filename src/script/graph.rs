@@ -283,10 +283,21 @@ fn epochs<'t>(ev: &Eval<'t>, f: Node<'t>) -> Option<Found> {
     if !var.contains("epoch") && !src.text_of(right).contains("epoch") {
         return None;
     }
-    if right.kind() != "call" || callee_name(src, right) != "range" {
+    if right.kind() != "call" {
         return None;
     }
-    let args = call_args(src, right);
+    // `tqdm(range(1, n))`: a progress bar around the range; `trange(1, n)`
+    // is tqdm's range.
+    let range = match callee_name(src, right) {
+        "range" | "trange" => right,
+        "tqdm" => call_args(src, right)
+            .positional
+            .first()
+            .copied()
+            .filter(|r| r.kind() == "call" && callee_name(src, *r) == "range")?,
+        _ => return None,
+    };
+    let args = call_args(src, range);
     let vals: Option<Vec<Found>> = args.positional.iter().map(|n| ev.eval(*n)).collect();
     let vals = vals?;
     let n = match vals.as_slice() {

@@ -46,6 +46,7 @@ pub mod shell;
 mod subst;
 mod torchfile;
 mod words;
+mod yaml_lines;
 
 pub use reading::{ScriptReading, read_launch, read_python, read_words};
 pub use report::ScriptReport;

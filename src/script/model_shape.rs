@@ -195,7 +195,16 @@ fn width<'t>(ev: &Eval<'t>, h: &Hit<'t>) -> Option<Found> {
         .find(|(k, _)| matches!(k.as_str(), "out_channels" | "out_features"))
         .map(|(_, v)| *v)
         .or_else(|| a.positional.get(1).copied())?;
-    let text = ev.text(node).to_ascii_lowercase();
+    // A wrapper's own parameter (`SAGEConv(in_channels, out_channels)` in
+    // a GNNConv built with `cfg.n_hid`): what its caller passed says
+    // whether it is the output width.
+    let own = ev.text(node);
+    let text = h
+        .locals
+        .iter()
+        .rfind(|b| b.name == own && !b.text.is_empty())
+        .map_or(own, |b| b.text.as_str())
+        .to_ascii_lowercase();
     if text.contains("out") || text.contains("class") || text.contains("label") {
         return None; // the output layer's width is the classes, not the hidden width
     }

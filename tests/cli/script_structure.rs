@@ -166,7 +166,22 @@ fn a_config_that_merges_anchored_mappings_is_read_as_pyyaml_reads_it() {
     assert_eq!(r["job"]["model"]["hidden"], 128);
     assert_eq!(r["job"]["epochs"], 20);
     assert_eq!(r["job"]["loader"]["fanout"], serde_json::json!([10, 5]));
-    assert!(from(&r, "loader.batch_size").contains("conf.yaml"));
+    assert!(from(&r, "loader.batch_size").starts_with("conf.yaml:15"));
+    // Each value is traced to the mapping it is merged from.
+    assert!(
+        from(&r, "model.hidden").starts_with("conf.yaml:11"),
+        "{}",
+        from(&r, "model.hidden")
+    );
+    assert!(from(&r, "loader.fanout").starts_with("conf.yaml:7"));
+    // The epochs through tqdm(range(...)); the width through the
+    // wrapper's out_channels, which its caller gives run['hidden'].
+    assert!(
+        from(&r, "epochs").contains("train.py:49"),
+        "{}",
+        from(&r, "epochs")
+    );
+    assert_eq!(r["job"]["model"]["layers"], 2);
 }
 
 #[test]
