@@ -47,6 +47,46 @@ impl<'t> Eval<'t> {
         Some(self.member(&container, attr, v))
     }
 
+    /// `v`, taken by `key` from a dict written in the project's Python
+    /// (`configs['Reddit']['batch_size']`): named at the key's line, the
+    /// first at or after the dict's first line that writes `'key':`, in
+    /// place of every line of the dict; other files' places (where the key
+    /// came from) stay.
+    fn python_member(&self, from: Vec<String>, label: &str, key: &str, v: Value) -> Found {
+        let line_of = |f: &str| {
+            f.strip_prefix(label)
+                .and_then(|r| r.strip_prefix(':'))
+                .and_then(|n| n.parse::<usize>().ok())
+        };
+        let (Some(start), Some(src)) = (
+            from.iter().filter_map(|f| line_of(f)).min(),
+            self.project.sources.iter().find(|s| s.label == label),
+        ) else {
+            return Found { value: v, from };
+        };
+        let quoted = [format!("'{key}'"), format!("\"{key}\"")];
+        let at = src
+            .text
+            .lines()
+            .enumerate()
+            .skip(start.saturating_sub(1))
+            .find(|(_, l)| {
+                quoted.iter().any(|q| {
+                    l.match_indices(q.as_str())
+                        .any(|(i, _)| l[i + q.len()..].trim_start().starts_with(':'))
+                })
+            });
+        let Some((i, _)) = at else {
+            return Found { value: v, from };
+        };
+        let mut out = vec![format!("{label}:{}", i + 1)];
+        out.extend(from.into_iter().filter(|f| line_of(f).is_none()));
+        Found {
+            value: v,
+            from: out,
+        }
+    }
+
     /// What the identifier `name` was imported as in its module.
     pub(super) fn imported(&self, name: Node<'t>) -> Option<Imported> {
         let m = self.project.module_of(name);
@@ -88,7 +128,7 @@ impl<'t> Eval<'t> {
             _ => (first.clone(), 0),
         };
         let Some((_, text)) = self.config_files.iter().find(|(l, _)| *l == label) else {
-            return Found { value: v, from };
+            return self.python_member(from, &label, key, v);
         };
         if after == 0
             && let Some(group) = self.config_groups.get(key)
@@ -213,6 +253,13 @@ impl<'t> Eval<'t> {
             }
         });
         if let Some(a) = a {
+            // `model, data, config = load(...)`: the item alone.
+            if a.position > 0
+                && a.value.kind() == "call"
+                && let Some(v) = self.returned_item(a.value, a.position, locals, d)
+            {
+                return Some(v);
+            }
             let v = self.eval_in(a.value, locals, d)?;
             if a.position == 0 && !matches!(a.value.kind(), "tuple" | "expression_list") {
                 return Some(v);

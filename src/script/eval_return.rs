@@ -32,4 +32,36 @@ impl<'t> Eval<'t> {
             self.eval_in(r.named_child(0)?, &frame, d + 1)
         })
     }
+
+    /// Item `item` of what `call` returns, when the function returns a
+    /// tuple (`return model, data, config`): that item alone, so that a
+    /// model the reader cannot compute does not hide the config beside it.
+    pub(super) fn returned_item(
+        &self,
+        call: Node<'t>,
+        item: usize,
+        locals: &Locals,
+        d: usize,
+    ) -> Option<Found> {
+        let frames = locals
+            .iter()
+            .filter_map(|b| b.scope)
+            .collect::<std::collections::HashSet<_>>();
+        if frames.len() > MAX_CALL_DEPTH {
+            return None;
+        }
+        let func = self.callee_def(call)?;
+        let mut frame = self.bind(func, call, 0, locals, d);
+        frame.extend(locals.iter().cloned());
+        self.returns_of(func).into_iter().find_map(|r| {
+            if !super::reachable_with(self, r, &frame) {
+                return None;
+            }
+            let e = r.named_child(0)?;
+            if !matches!(e.kind(), "expression_list" | "tuple") {
+                return None;
+            }
+            self.eval_in(e.named_child(u32::try_from(item).ok()?)?, &frame, d + 1)
+        })
+    }
 }

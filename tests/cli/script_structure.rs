@@ -257,3 +257,22 @@ fn arguments_returned_by_name_and_layers_of_the_projects_own_message_passing() {
     assert_eq!(job["model"]["layers"], 3);
     assert_eq!(job["model"]["hidden"], 256);
 }
+
+#[test]
+fn a_config_returned_beside_a_model_is_read_and_named_at_its_keys() {
+    let r = plan("returned_config/train.py", &[], &[]);
+    let job = &r["job"];
+    assert_eq!(job["loader"]["batch_size"], 1024);
+    assert_eq!(job["loader"]["fanout"], serde_json::json!([25, 10]));
+    assert_eq!(job["epochs"], 11);
+    assert_eq!(job["model"]["hidden"], 128);
+    // The key's line, not every line of the dict.
+    let b = from(&r, "loader.batch_size");
+    assert!(b.starts_with("configs.py:15"), "{b}");
+    assert!(!b.contains("configs.py:7"), "{b}");
+    assert!(
+        from(&r, "epochs").contains("configs.py:14"),
+        "{}",
+        from(&r, "epochs")
+    );
+}
