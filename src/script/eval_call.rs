@@ -51,6 +51,24 @@ impl<'t> Eval<'t> {
                 });
             }
             "list" | "tuple" => return arg(0).filter(|v| matches!(v.value, Value::List(_))),
+            // Attribute-access dicts (addict's Dict, EasyDict, DotMap,
+            // ml_collections' ConfigDict, OmegaConf.create) around a dict:
+            // read as that dict (attribute access reads its keys).
+            "Dict"
+            | "EasyDict"
+            | "edict"
+            | "DotMap"
+            | "AttrDict"
+            | "Munch"
+            | "ConfigDict"
+            | "OmegaConf.create"
+            | "omegaconf.OmegaConf.create"
+                if self.callee_def(node).is_none()
+                    && args.keywords.is_empty()
+                    && args.positional.len() == 1 =>
+            {
+                return arg(0).filter(|v| matches!(v.value, Value::Dict(_)));
+            }
             "dict" => {
                 let mut entries = Vec::new();
                 let mut parts = Vec::new();

@@ -8,7 +8,7 @@ use tree_sitter::Node;
 
 use super::eval::{Eval, Locals};
 use super::project::Imported;
-use super::py::{Found, Value, callee_name};
+use super::py::{Found, Value, call_args, callee_name};
 
 impl<'t> Eval<'t> {
     pub(super) fn attribute(&self, node: Node<'t>, locals: &Locals, d: usize) -> Option<Found> {
@@ -45,6 +45,79 @@ impl<'t> Eval<'t> {
         let container = self.eval_in(object, locals, d)?;
         let v = container.value.get(attr)?.clone();
         Some(self.member(&container, attr, v))
+    }
+
+    /// The dict `v` bound to `name` by `a`, with the `name.update(...)`
+    /// calls that run between `a` and `at` in its function applied
+    /// (`kwargs.update({'num_neighbors': [5] * 2})` in the branch taken).
+    /// An update the reader cannot compute leaves the dict as it was.
+    fn updated(
+        &self,
+        name: &str,
+        a: &super::index::Assign<'t>,
+        at: Node<'t>,
+        mut v: Found,
+        locals: &Locals,
+        d: usize,
+    ) -> Found {
+        if !matches!(v.value, Value::Dict(_)) {
+            return v;
+        }
+        for call in self.update_calls(name, a, at, locals) {
+            let args = call_args(self.src(call), call);
+            let mut parts = Vec::new();
+            let mut entries = Vec::new();
+            for p in args.positional.iter().take(1) {
+                match self.eval_in(*p, locals, d + 1) {
+                    Some(f) => match &f.value {
+                        Value::Dict(e) => {
+                            entries.extend(e.iter().cloned());
+                            parts.push(f);
+                        }
+                        _ => return v,
+                    },
+                    None => return v,
+                }
+            }
+            for (k, n) in &args.keywords {
+                let Some(f) = self.eval_in(*n, locals, d + 1) else {
+                    return v;
+                };
+                entries.push((k.clone(), f.value.clone()));
+                parts.push(f);
+            }
+            if let Value::Dict(e) = &mut v.value {
+                e.extend(entries);
+            }
+            v.from.push(self.at(call));
+        }
+        v
+    }
+
+    /// The `name.update(...)` calls that run after `a` binds `name` and
+    /// before `at`, in the same function, in order.
+    pub(super) fn update_calls(
+        &self,
+        name: &str,
+        a: &super::index::Assign<'t>,
+        at: Node<'t>,
+        locals: &Locals,
+    ) -> Vec<Node<'t>> {
+        let target = format!("{name}.update");
+        let scope = a.scope.map(|s| s.id());
+        self.index_of(at)
+            .calls
+            .iter()
+            .copied()
+            .filter(|&call| {
+                call.start_byte() >= a.end
+                    && call.end_byte() <= at.start_byte()
+                    && self.enclosing_function(call).map(|f| f.id()) == scope
+                    && call.child_by_field_name("function").map(|f| self.text(f))
+                        == Some(target.as_str())
+                    && super::reachable_with(self, call, locals)
+            })
+            .collect()
     }
 
     /// `v`, taken by `key` from a dict written in the project's Python
@@ -262,7 +335,7 @@ impl<'t> Eval<'t> {
             }
             let v = self.eval_in(a.value, locals, d)?;
             if a.position == 0 && !matches!(a.value.kind(), "tuple" | "expression_list") {
-                return Some(v);
+                return Some(self.updated(name, &a, at, v, locals, d));
             }
             // `args, _ = parser.parse_known_args()` names the first of a pair.
             return match v.value {

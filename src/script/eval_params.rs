@@ -277,14 +277,17 @@ impl<'t> Eval<'t> {
         caller: &Locals,
         d: usize,
     ) -> Option<Vec<(String, Option<Found>)>> {
+        let at = node;
         let mut node = node;
+        // The name first reached and its binding: its `.update(...)` calls.
+        let mut bound = None;
         // Through names, `x.copy()`, `dict(x)` and `copy.deepcopy(x)` to the literal.
         for _ in 0..8 {
             node = match node.kind() {
                 "identifier" => {
-                    self.index_of(node)
-                        .assignment_at(self.text(node), node)?
-                        .value
+                    let a = self.index_of(node).assignment_at(self.text(node), node)?;
+                    bound.get_or_insert((self.text(node), a));
+                    a.value
                 }
                 "call" => {
                     let f = node.child_by_field_name("function")?;
@@ -323,6 +326,23 @@ impl<'t> Eval<'t> {
                 }
             }
             _ => return None,
+        }
+        // `kwargs.update({'num_neighbors': [5] * 2})` before the use.
+        if let Some((name, a)) = bound {
+            for call in self.update_calls(name, &a, at, caller) {
+                let args = call_args(self.src(call), call);
+                let mut added = match args.positional.first() {
+                    Some(p) => self.dict_entries(*p, caller, d + 1)?,
+                    None => Vec::new(),
+                };
+                for (k, v) in args.keywords {
+                    added.push((k, self.eval_in(v, caller, d + 1)));
+                }
+                for (k, v) in added {
+                    out.retain(|(o, _)| *o != k);
+                    out.push((k, v));
+                }
+            }
         }
         Some(out)
     }

@@ -98,6 +98,12 @@ fn kind_of<'t>(ev: &Eval<'t>, call: Node<'t>) -> Option<LoaderKind> {
     };
     let f = call.child_by_field_name("function")?;
     let text = ev.text(f);
+    // The project's own class of that name: PyG's loader when it
+    // subclasses it (`class NeighborLoader(NeighborL)` that adds a
+    // transform and passes the rest on), else another loader.
+    if let Some(class) = ev.class_of_call(call) {
+        return subclasses(ev, class, name).then_some(kind);
+    }
     let m = ev.project.module_of(call);
     if ev.class_named(m, name).is_some() {
         return None; // the script's own class of that name
@@ -123,6 +129,27 @@ fn kind_of<'t>(ev: &Eval<'t>, call: Node<'t>) -> Option<LoaderKind> {
             (pyg || path.is_empty() && !text.contains("dgl")).then_some(kind)
         }
     }
+}
+
+/// Whether the project's `class` subclasses PyG's loader `name` (under
+/// any alias it was imported as).
+fn subclasses<'t>(ev: &Eval<'t>, class: Node<'t>, name: &str) -> bool {
+    let Some(supers) = class.child_by_field_name("superclasses") else {
+        return false;
+    };
+    let mut cursor = supers.walk();
+    let listed: Vec<Node> = supers.named_children(&mut cursor).collect::<Vec<_>>();
+    listed.into_iter().any(|s| {
+        let pyg = |p: &str| p.starts_with("torch_geometric.") && p.rsplit('.').next() == Some(name);
+        match s.kind() {
+            "identifier" => match ev.imported(s) {
+                Some(Imported::Library(p)) => pyg(&p),
+                _ => false,
+            },
+            "attribute" => pyg(ev.text(s)),
+            _ => false,
+        }
+    })
 }
 
 /// A loader argument: its value when computed, else its name among the

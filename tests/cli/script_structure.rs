@@ -276,3 +276,18 @@ fn a_config_returned_beside_a_model_is_read_and_named_at_its_keys() {
         from(&r, "epochs")
     );
 }
+
+#[test]
+fn an_attribute_dict_a_kwargs_update_and_the_projects_loader_subclass() {
+    let r = plan("dict_params/train.py", &[], &[]);
+    let l = &r["job"]["loader"];
+    assert_eq!(l["kind"], "neighbor_loader");
+    assert_eq!(l["batch_size"], 64);
+    // The update of the branch that runs ('SAGE'.lower() == 'sage').
+    assert_eq!(l["fanout"], serde_json::json!([5, 5]));
+    assert_eq!(from(&r, "loader.fanout"), "train.py:20");
+    assert_eq!(l["num_workers"], 4);
+    assert_eq!(l["persistent_workers"], true);
+    assert_eq!(r["job"]["epochs"], 50);
+    assert_eq!(r["job"]["model"]["hidden"], 128);
+}
