@@ -225,6 +225,71 @@ fn two_runs_at_two_batch_sizes_are_fitted_together_and_carry_their_stack() {
         out.contains("another stack (torch_geometric 2.8.1 there, 2.5.3 here)"),
         "{out}"
     );
+    // The file records the runs' regime: their graph and largest batch.
+    let regime = &file["coefficients"]["regime"];
+    assert_eq!(regime["batch_size"], 2048, "{text}");
+    assert!(regime["nodes"].as_u64().unwrap() > 100_000, "{text}");
+}
+
+#[test]
+fn a_lower_fitted_value_is_not_carried_to_a_larger_job_and_plan_says_so() {
+    let t = tempfile::tempdir().unwrap();
+    let cal = t.path().join("cal.yaml");
+    std::fs::write(
+        &cal,
+        "date: 2026-11-26\ncoefficients:\n  worker_private_bytes: 1048576\n  provenance:\n    worker_private_bytes: \"fitted to the per-phase peaks, two runs\"\n  regime:\n    nodes: 100000\n    edges: 4400000\n    batch_size: 1024\n",
+    )
+    .unwrap();
+    let plan = |cal: &Path| {
+        json_of(
+            headroom()
+                .args([
+                    "plan",
+                    "ogbn-products",
+                    "--workers",
+                    "4",
+                    "--mem",
+                    "64G",
+                    "--format",
+                    "json",
+                    "--calibration",
+                ])
+                .arg(cal),
+        )
+    };
+    let r = plan(&cal);
+    let warnings = r["warnings"].to_string();
+    assert!(
+        warnings.contains("worker_private_bytes kept at the default")
+            && warnings.contains("2449029 nodes (runs: up to 100000)"),
+        "{warnings}"
+    );
+    let source = |r: &serde_json::Value| {
+        r["coefficient_sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "worker_private_bytes")
+            .cloned()
+            .unwrap()
+    };
+    let w = source(&r);
+    assert_eq!(w["value"], (44u64 << 20) as f64, "{w}");
+    assert!(
+        w["source"]
+            .as_str()
+            .unwrap()
+            .starts_with("default: the calibration's lower fit (1.00 MiB)"),
+        "{w}"
+    );
+    // Without the regime the file's value is used as written.
+    let bare = t.path().join("bare.yaml");
+    let text = std::fs::read_to_string(&cal).unwrap();
+    let cut = text.find("  regime:").unwrap();
+    std::fs::write(&bare, &text[..cut]).unwrap();
+    let r = plan(&bare);
+    assert_eq!(source(&r)["value"], 1048576.0);
+    assert!(!r["warnings"].to_string().contains("kept at the default"));
 }
 
 #[test]
