@@ -149,7 +149,7 @@ def advised_runs(out, argv, adv, rec, budget, a):
                               "why": s[4]}
         print(f"    advised: {'survived' if s[0] else f'exit {s[1]}'}, peak/budget "
               f"{s[2] / budget:.2f}", flush=True)
-        if s[0]:
+        if s[0] and not getattr(a, "no_steps", False):
             # The advice never grows the batch past the job's own, so the
             # largest that fits is sought up to it (and to the train split).
             top = min(case_mod.parse(adv).train, case_mod.parse(argv).batch)
@@ -188,6 +188,45 @@ def redo(a, cs):
     os.replace(tmp, a.out)
 
 
+def replan(a, cs):
+    """The rows of --out planned again with --headroom at their recorded
+    budgets (the first score's rows are kept as they are): each job's new
+    advice, and where it differs from the recorded one, the new advice run
+    under the budget. Written to --replan-out, one row per job."""
+    import graph
+    by_id = {c["id"]: c for c in cs}
+    rows = [json.loads(line) for line in open(a.out) if line.strip()]
+    done = rc.ids_in(a.replan_out) if os.path.exists(a.replan_out) else set()
+    for row in rows:
+        if a.replan and row["id"] not in a.replan or row["id"] in done:
+            continue
+        argv = rc.glued(by_id[row["id"]]["args"])
+        c = case_mod.parse(argv)
+        graph.build(c)
+        with open(graph.key(c) + ".json") as f:
+            info = json.load(f)
+        if c.to_undirected and not graph.presorted_undirected(c):
+            info["undirected"] = graph.undirected_info(graph.key(c), c.nodes)
+        p = plan(a.headroom, rc.job_spec(c, info), row["budget"])
+        rec = p.get("recommended") or {}
+        new = {"id": row["id"], "budget": row["budget"], "peak": row["peak"],
+               "planned_original": p.get("peak_host_bytes"), "advice": rec,
+               "first_advice": row["advice"], "first_outcome": row.get("advised_run") or row.get("closest_run")}
+        adv = advised_argv(argv, rec) if rec else None
+        new["advised_command"] = "python benches/pyg/case.py " + " ".join(adv) if adv else None
+        same = adv == (advised_argv(argv, row["advice"]) if row["advice"] else None)
+        print(f"{row['id']}: planned {p.get('peak_host_bytes', 0) / 2**30:.2f} GiB "
+              f"(first {row['planned_original'] / 2**30:.2f}), advice "
+              f"{'unchanged' if same else 'changed'}, fits by plan: {rec.get('fits')}", flush=True)
+        if same:
+            new["unchanged"] = True
+        else:
+            advised_runs(new, argv, adv, rec, row["budget"], a)
+        new["versions"] = rc.versions()
+        with open(a.replan_out, "a") as f:
+            f.write(json.dumps(new) + "\n")
+
+
 def prove(c, a):
     t = time.time()
     row = rc.measure(c, a.headroom, a.limit, a.interval, False, a.timeout)
@@ -223,9 +262,17 @@ def main():
     p.add_argument("--bisect", action="store_true")
     p.add_argument("--redo", nargs="*", default=[],
                    help="ids in --out whose advised runs to run again, replacing their rows")
+    p.add_argument("--replan", nargs="*", default=None,
+                   help="plan the rows of --out again (these ids, or all) and run changed advice")
+    p.add_argument("--replan-out", help="where --replan writes its rows")
+    p.add_argument("--no-steps", action="store_true",
+                   help="run the advice only, not the larger batches after it")
     a = p.parse_args()
     with open(a.cases) as f:
         cs = json.load(f)
+    if a.replan is not None:
+        replan(a, cs)
+        return
     if a.redo:
         redo(a, cs)
         return
