@@ -182,6 +182,20 @@ fn free_settings(job: &Job, req: &Settings) -> Vec<Settings> {
                             vec![req.gc_collect]
                         };
                         for &gc_collect in &gcs {
+                            // Deleted on-demand loaders whose persistent
+                            // workers live on until CPython's oldest
+                            // generation is collected: the workers forked
+                            // after them inherit them, and 5 of 10 such real
+                            // jobs died or hung (sealed-linger-2611265);
+                            // advice-2611253's draw 15, advised this, died of
+                            // the AssertionError after 325 s. Never advised.
+                            if eval_loaders == EvalLoaders::OnDemand
+                                && persistent
+                                && w > 0
+                                && !gc_collect
+                            {
+                                continue;
+                            }
                             for &shared_sampler in &shares {
                                 for &is_sorted in &sorts {
                                     out.push(Settings {

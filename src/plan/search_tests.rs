@@ -78,6 +78,32 @@ fn free_settings_only_move_towards_less_memory() {
 }
 
 #[test]
+fn on_demand_loaders_with_persistent_workers_are_never_advised_without_gc_collect() {
+    // seeds/001: 4 persistent workers, resident evaluation loaders. Moving
+    // them on demand keeps deleted loaders' workers alive until CPython's
+    // oldest generation is collected (advice-2611253's draw 15 died of it).
+    let job = seed001(128);
+    let free = free_settings(&job, &job.settings);
+    let on_demand: Vec<&Settings> = free
+        .iter()
+        .filter(|f| f.eval_loaders == EvalLoaders::OnDemand)
+        .collect();
+    assert!(!on_demand.is_empty());
+    for f in on_demand {
+        assert!(
+            f.gc_collect || !f.persistent_workers || f.num_workers == 0,
+            "{f:?}"
+        );
+    }
+    // With gc.collect() they are still tried.
+    assert!(
+        free.iter().any(|f| f.eval_loaders == EvalLoaders::OnDemand
+            && f.persistent_workers
+            && f.gc_collect)
+    );
+}
+
+#[test]
 fn the_least_memory_corner_needs_no_more_than_any_free_setting() {
     // The search skips a (batch, fanout) pair whose corner does not fit; that
     // is sound only if no other free setting needs less on any budget.
