@@ -48,10 +48,10 @@ pub struct Direct {
     pub runs: usize,
     /// The smallest and largest value a run showed.
     pub range: (f64, f64),
-    /// The default lies within `range`: the runs do not tell it apart
-    /// from theirs, so it is kept (a calibration on the defaults' own
-    /// stack changes nothing it cannot tell).
-    pub kept: bool,
+    /// Why the value in use was kept rather than set from the runs: the
+    /// default lies within `range` (the runs do not tell it apart from
+    /// theirs), or the runs give only a floor under it.
+    pub kept: Option<&'static str>,
 }
 
 /// Reads the probed run in `dir`, predicted with `c`.
@@ -126,7 +126,12 @@ pub fn measure_directly(
     own_job: bool,
 ) -> Vec<Direct> {
     let mut out = Vec::new();
-    let mut set = |c: &mut Coefficients, name: &'static str, what: &'static str, v: Vec<f64>| {
+    // `floor`: the runs show a lower bound of the figure, not the figure.
+    let mut set = |c: &mut Coefficients,
+                   name: &'static str,
+                   what: &'static str,
+                   v: Vec<f64>,
+                   floor: bool| {
         let range = v
             .iter()
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| {
@@ -137,15 +142,23 @@ pub fn measure_directly(
         };
         if let Some(k) = crate::estimate::coeff_table::find(name) {
             let now = (k.get)(c);
-            let kept = range.0 <= now && now <= range.1;
-            if !kept {
+            let kept = if range.0 <= now && now <= range.1 {
+                Some("the default lies within them and is kept")
+            } else if floor && value < now {
+                Some(
+                    "the designed runs import only torch and PyG, a training script imports more: a floor under the default, which is kept",
+                )
+            } else {
+                None
+            };
+            if kept.is_none() {
                 (k.set)(c, value.clamp(k.bounds.0, k.bounds.1));
                 c.provenance
                     .insert(name.into(), format!("measured: {what}, {provenance}"));
             }
             out.push(Direct {
                 name,
-                value: if kept { value } else { (k.get)(c) },
+                value: if kept.is_some() { value } else { (k.get)(c) },
                 what,
                 runs,
                 range,
@@ -162,6 +175,7 @@ pub fn measure_directly(
         "runtime_bytes",
         "the main process's RssAnon + RssShmem once torch_geometric was imported",
         rt.iter().map(|m| (m.anon + m.shmem) as f64).collect(),
+        !own_job,
     );
     if own_job {
         set(
@@ -172,7 +186,71 @@ pub fn measure_directly(
                 .filter_map(|r| r.file_peak)
                 .map(|f| f as f64)
                 .collect(),
+            false,
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(name: &str) -> Probed {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/probe")
+            .join(name);
+        load(&dir, &Coefficients::default()).expect("a recorded probed run")
+    }
+
+    #[test]
+    fn a_designed_runs_runtime_is_a_floor_and_an_own_jobs_is_the_figure() {
+        let runs = [run("pl200k-b512"), run("pl200k-b2048")];
+        let measured: Vec<f64> = runs
+            .iter()
+            .filter_map(|r| r.report.observed.runtime_mem)
+            .map(|m| (m.anon + m.shmem) as f64)
+            .collect();
+        assert_eq!(measured.len(), 2);
+        let hi = measured.iter().copied().fold(0.0, f64::max);
+        // A value in use above every run's runtime.
+        let above = Coefficients {
+            runtime_bytes: hi as u64 + (1 << 20),
+            ..Coefficients::default()
+        };
+        // The user's own job: set to what its runs show (their median).
+        let mut own = above.clone();
+        let d = measure_directly(&runs, &mut own, "test", true);
+        let rt = d
+            .iter()
+            .find(|d| d.name == "runtime_bytes")
+            .expect("measured");
+        assert_eq!(rt.kept, None);
+        assert_eq!(
+            own.runtime_bytes,
+            ((measured[0] + measured[1]) / 2.0) as u64
+        );
+        // The same runs as calibrate's designed ones: a floor under the
+        // value in use, which stays, and the report says why.
+        let mut designed = above.clone();
+        let d = measure_directly(&runs, &mut designed, "test", false);
+        let rt = d
+            .iter()
+            .find(|d| d.name == "runtime_bytes")
+            .expect("measured");
+        assert_eq!(designed.runtime_bytes, above.runtime_bytes);
+        assert!(
+            rt.kept.is_some_and(|w| w.contains("floor")),
+            "{:?}",
+            rt.kept
+        );
+        // Below every run: raised to them, designed or not.
+        let below = Coefficients {
+            runtime_bytes: 1 << 20,
+            ..Coefficients::default()
+        };
+        let mut designed = below.clone();
+        measure_directly(&runs, &mut designed, "test", false);
+        assert_eq!(designed.runtime_bytes, own.runtime_bytes);
+    }
 }

@@ -143,14 +143,13 @@ impl Report for CalibrateReport {
         }
         self.write_coverage(w)?;
         for d in &self.measured {
-            let kept = if d.kept {
-                format!(
-                    ", from {} to {}: the default lies within them and is kept",
+            let kept = match d.kept {
+                Some(why) => format!(
+                    ", from {} to {}: {why}",
                     show(d.name, d.range.0),
                     show(d.name, d.range.1)
-                )
-            } else {
-                String::new()
+                ),
+                None => String::new(),
             };
             writeln!(
                 w,
