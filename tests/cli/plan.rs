@@ -557,7 +557,12 @@ fn a_limit_inside_the_uncertainty_band_gets_a_cautious_second_answer() {
     let row: serde_json::Value = serde_json::from_str(row).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let job = dir.path().join("job.json");
-    std::fs::write(&job, row["job"].to_string()).unwrap();
+    // Its script deletes its on-demand loaders; here it also calls
+    // gc.collect() after (without it, the advice's first change is that
+    // call, never a job left with the lingering-workers pattern).
+    let mut spec = row["job"].clone();
+    spec["loader"]["gc_collect"] = true.into();
+    std::fs::write(&job, spec.to_string()).unwrap();
     let plan = |limit: u64| {
         json_of(headroom().arg("plan").arg(&job).args([
             "--mem",
@@ -587,6 +592,14 @@ fn a_limit_inside_the_uncertainty_band_gets_a_cautious_second_answer() {
         cautious_peak / (1.0 + CGROUP.worst_under) <= limit as f64,
         "cautious peak {cautious_peak} at worst exceeds {limit}"
     );
+    // Without gc.collect(): that free call is the advice, at any limit.
+    std::fs::write(&job, row["job"].to_string()).unwrap();
+    let bare = plan(limit);
+    let changes = bare["recommended"]["changes"].as_array().unwrap();
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    assert_eq!(changes[0]["setting"], "gc_collect");
+    assert_eq!(changes[0]["kind"], "free");
+    std::fs::write(&job, spec.to_string()).unwrap();
     // Far above the worst case: no second answer, not uncertain.
     let wide = plan(4 * limit);
     assert_eq!(wide["host_band"]["straddles"], false);
