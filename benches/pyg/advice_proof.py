@@ -193,7 +193,6 @@ def replan(a, cs):
     budgets (the first score's rows are kept as they are): each job's new
     advice, and where it differs from the recorded one, the new advice run
     under the budget. Written to --replan-out, one row per job."""
-    import graph
     by_id = {c["id"]: c for c in cs}
     rows = [json.loads(line) for line in open(a.out) if line.strip()]
     done = rc.ids_in(a.replan_out) if os.path.exists(a.replan_out) else set()
@@ -201,13 +200,7 @@ def replan(a, cs):
         if a.replan and row["id"] not in a.replan or row["id"] in done:
             continue
         argv = rc.glued(by_id[row["id"]]["args"])
-        c = case_mod.parse(argv)
-        graph.build(c)
-        with open(graph.key(c) + ".json") as f:
-            info = json.load(f)
-        if c.to_undirected and not graph.presorted_undirected(c):
-            info["undirected"] = graph.undirected_info(graph.key(c), c.nodes)
-        p = plan(a.headroom, rc.job_spec(c, info), row["budget"])
+        p = plan(a.headroom, rc.spec_of(argv), row["budget"])
         rec = p.get("recommended") or {}
         new = {"id": row["id"], "budget": row["budget"], "peak": row["peak"],
                "planned_original": p.get("peak_host_bytes"), "advice": rec,

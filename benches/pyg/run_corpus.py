@@ -240,23 +240,27 @@ def measure(c, headroom, limit, interval, bisect, timeout=None):
         return row
 
 
+def spec_of(argv):
+    """The job spec of the case `argv`, its graph built (or reused) and described."""
+    import graph
+    a = case_mod.parse(argv)
+    graph.build(a)
+    with open(graph.key(a) + ".json") as g:
+        info = json.load(g)
+    if a.to_undirected and not graph.presorted_undirected(a):
+        info["undirected"] = graph.undirected_info(graph.key(a), a.nodes)
+    return job_spec(a, info)
+
+
 def respec(path):
     """Rewrites each row's job spec from its command and its graph's description."""
-    import graph
     rows = []
     with open(path) as f:
         for line in f:
             if not line.strip():
                 continue
             row = json.loads(line)
-            argv = row["command"].split()[2:]
-            a = case_mod.parse(argv)
-            graph.build(a)
-            with open(graph.key(a) + ".json") as g:
-                info = json.load(g)
-            if a.to_undirected and not graph.presorted_undirected(a):
-                info["undirected"] = graph.undirected_info(graph.key(a), a.nodes)
-            row["job"] = job_spec(a, info)
+            row["job"] = spec_of(row["command"].split()[2:])
             rows.append(row)
     with open(path, "w") as f:
         for row in rows:

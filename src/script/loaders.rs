@@ -138,7 +138,7 @@ fn subclasses<'t>(ev: &Eval<'t>, class: Node<'t>, name: &str) -> bool {
         return false;
     };
     let mut cursor = supers.walk();
-    let listed: Vec<Node> = supers.named_children(&mut cursor).collect::<Vec<_>>();
+    let listed: Vec<Node> = supers.named_children(&mut cursor).collect();
     listed.into_iter().any(|s| {
         let pyg = |p: &str| p.starts_with("torch_geometric.") && p.rsplit('.').next() == Some(name);
         match s.kind() {

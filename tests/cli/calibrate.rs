@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::util::{fixture, headroom, json_of, python};
+use crate::util::{coefficient_source, fixture, headroom, json_of, python};
 
 /// A `python3` that sees no site-packages (`-I -S`): no torch, whatever is installed.
 fn bare_python(dir: &Path) -> Option<PathBuf> {
@@ -264,15 +264,7 @@ fn a_lower_fitted_value_is_not_carried_to_a_larger_job_and_plan_says_so() {
             && warnings.contains("2449029 nodes (runs: up to 100000)"),
         "{warnings}"
     );
-    let source = |r: &serde_json::Value| {
-        r["coefficient_sources"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["name"] == "worker_private_bytes")
-            .cloned()
-            .unwrap()
-    };
+    let source = |r: &serde_json::Value| coefficient_source(r, "worker_private_bytes");
     let w = source(&r);
     assert_eq!(w["value"], (44u64 << 20) as f64, "{w}");
     assert!(

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::util::{fixture, headroom, json_of};
+use crate::util::{coefficient_source, fixture, headroom, json_of};
 
 /// A Python 3 interpreter, or None (the test then says it skipped).
 fn python() -> Option<PathBuf> {
@@ -369,15 +369,7 @@ fn plan_with_a_probed_run_advises_by_its_measured_terms_and_says_so() {
     assert!(source.starts_with("watch --probe run "), "{source}");
     assert_eq!(plain["coefficients"], "defaults");
     // The run's own terms: its worker pages are read off the run, not the default.
-    let worker = |v: &serde_json::Value| {
-        v["coefficient_sources"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["name"] == "worker_private_bytes")
-            .cloned()
-            .unwrap()
-    };
+    let worker = |v: &serde_json::Value| coefficient_source(v, "worker_private_bytes");
     assert_ne!(worker(&probed)["value"], worker(&plain)["value"]);
     assert!(
         worker(&probed)["source"]

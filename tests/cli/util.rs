@@ -47,3 +47,12 @@ pub fn share_py() -> String {
 pub fn read_json(path: &std::path::Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
+
+/// The `coefficient_sources` entry of `name` in a plan's JSON (panics when absent).
+pub fn coefficient_source(plan: &serde_json::Value, name: &str) -> serde_json::Value {
+    plan["coefficient_sources"]
+        .as_array()
+        .and_then(|a| a.iter().find(|c| c["name"] == name))
+        .cloned()
+        .unwrap_or_else(|| panic!("no {name} among the plan's coefficient sources: {plan}"))
+}
