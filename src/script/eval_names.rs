@@ -290,7 +290,7 @@ impl<'t> Eval<'t> {
     /// The last assignment of `name` before `at` in its function that runs:
     /// one inside `if x is None:` is passed over when `x` was set before it
     /// (a fallback that does not run), the last one when none is known to run.
-    fn reached_assignment(
+    pub(super) fn reached_assignment(
         &self,
         name: &str,
         at: Node<'t>,

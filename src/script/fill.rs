@@ -22,30 +22,17 @@ pub fn graph(l: &mut Ledger, g: &GraphFind) {
             .missing
             .push(("dataset".into(), format!("{:?} at {}", f.value, f.origin()))),
         Some(DatasetFind::File(g, file, at)) => {
-            let text = format!(
-                "{{name: {:?}, nodes: {}, edges: {}, features: {}, feature_dtype: {}}}",
-                std::path::Path::new(file)
-                    .file_name()
-                    .map_or(file.clone(), |n| n.to_string_lossy().to_string()),
-                g.nodes,
-                g.edges,
-                g.features,
-                g.feature_dtype
-            );
-            match crate::yaml::from_str::<crate::profiles::DatasetProfile>(&text) {
-                Ok(p) => {
-                    l.spec.dataset = crate::spec::DatasetRef::Inline(Box::new(p));
-                    l.read(
-                        "dataset",
-                        serde_json::json!({"nodes": g.nodes, "edges": g.edges, "features": g.features}),
-                        format!("{at}, {file}"),
-                    );
-                }
-                Err(e) => l
-                    .missing
-                    .push(("dataset".into(), format!("{at}: {file}: {e}"))),
-            }
+            let name = std::path::Path::new(file)
+                .file_name()
+                .map_or(file.clone(), |n| n.to_string_lossy().to_string());
+            inline(l, g, &name, format!("{at}, {file}"));
         }
+        Some(DatasetFind::Built(g, from)) => inline(
+            l,
+            g,
+            "generated graph",
+            format!("{from} (a graph the script generates)"),
+        ),
         Some(DatasetFind::Opaque(text, at)) => l.missing.push((
             "dataset".into(),
             format!(
@@ -120,6 +107,25 @@ pub fn graph(l: &mut Ledger, g: &GraphFind) {
             l.spec.epochs.into(),
             "no `for epoch in range(...)` loop found",
         ),
+    }
+}
+
+/// The dataset as an inline profile of `g`'s sizes, named `name`.
+fn inline(l: &mut Ledger, g: &crate::script::datafile::FileGraph, name: &str, from: String) {
+    let text = format!(
+        "{{name: {name:?}, nodes: {}, edges: {}, features: {}, feature_dtype: {}}}",
+        g.nodes, g.edges, g.features, g.feature_dtype
+    );
+    match crate::yaml::from_str::<crate::profiles::DatasetProfile>(&text) {
+        Ok(p) => {
+            l.spec.dataset = crate::spec::DatasetRef::Inline(Box::new(p));
+            l.read(
+                "dataset",
+                serde_json::json!({"nodes": g.nodes, "edges": g.edges, "features": g.features}),
+                from,
+            );
+        }
+        Err(e) => l.missing.push(("dataset".into(), format!("{from}: {e}"))),
     }
 }
 

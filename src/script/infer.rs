@@ -7,6 +7,7 @@
 
 use serde::Serialize;
 
+use super::graph::GraphFind;
 use super::loaders::{LoaderCall, Split};
 use super::py::{Found, Value};
 use crate::spec::{EvalLoaders, JobSpec};
@@ -68,9 +69,10 @@ impl Ledger {
 }
 
 /// Fills the loader fields from the loaders found.
-/// `full_inference`: where the script evaluates with `model.inference(...)`
-/// over the whole graph (no loader), if it does.
-pub fn loaders(l: &mut Ledger, loaders: &[LoaderCall], full_inference: Option<&str>) {
+/// `graph`: where the script evaluates with `model.inference(...)` over the
+/// whole graph (no loader), if it does, and its epoch loop; `dead`: the
+/// branches that keep its other loaders from being built.
+pub fn loaders(l: &mut Ledger, loaders: &[LoaderCall], graph: &GraphFind, dead: &[String]) {
     let Some(train) = loaders.iter().find(|c| c.split == Split::Train) else {
         for f in ["loader.batch_size", "loader.fanout", "loader.num_workers"] {
             l.missing.push((
@@ -182,14 +184,15 @@ pub fn loaders(l: &mut Ledger, loaders: &[LoaderCall], full_inference: Option<&s
             f.origin(),
         );
     }
-    eval_loaders(l, loaders, train, full_inference);
+    eval_loaders(l, loaders, train, graph, dead);
 }
 
 fn eval_loaders(
     l: &mut Ledger,
     loaders: &[LoaderCall],
     train: &LoaderCall,
-    full_inference: Option<&str>,
+    graph: &GraphFind,
+    dead: &[String],
 ) {
     let evals: Vec<&LoaderCall> = loaders.iter().filter(|c| c.split != Split::Train).collect();
     let mut places: Vec<&str> = Vec::new();
@@ -203,12 +206,22 @@ fn eval_loaders(
         l.spec.loader.eval_loaders = EvalLoaders::None;
         // Named where it shows: the whole-graph evaluation, else the
         // training loader, the only one.
-        let why = match full_inference {
+        let why = match graph.full_inference.as_deref() {
             Some(at) => format!("{at} (evaluates the whole graph, no loader)"),
-            None => format!(
-                "{} (no NeighborLoader besides the training one)",
-                train.places
+            None if !dead.is_empty() => format!(
+                "{} (the other loaders are built only under branches that never run)",
+                dead.join(", ")
             ),
+            None => match &graph.epoch_loop {
+                Some(epochs) => format!(
+                    "{}, {epochs} (no NeighborLoader besides the training one, in the epoch loop or elsewhere)",
+                    train.places
+                ),
+                None => format!(
+                    "{} (no NeighborLoader besides the training one)",
+                    train.places
+                ),
+            },
         };
         l.read("loader.eval_loaders", "none".into(), why);
         return;

@@ -112,6 +112,28 @@ pub fn contexts<'t>(ev: &Eval<'t>, call: Node<'t>) -> Vec<Context<'t>> {
         .collect()
 }
 
+/// Where a loader `call` is kept from running: the branch around it
+/// (`if False:`), or, when every call of the function that builds it is
+/// under such a branch, those branches' lines. Empty when it runs.
+pub fn dead_places<'t>(ev: &Eval<'t>, call: Node<'t>) -> Vec<String> {
+    let none = Locals::new();
+    if let Some(b) = super::dead_branch(ev, call, &none) {
+        return vec![ev.at(b)];
+    }
+    let Some(f) = ev.enclosing_function(call) else {
+        return vec![];
+    };
+    let sites = ev.call_sites(f);
+    let dead: Vec<String> = sites
+        .iter()
+        .filter_map(|(site, _)| super::dead_branch(ev, *site, &none).map(|b| ev.at(b)))
+        .collect();
+    if sites.is_empty() || dead.len() < sites.len() {
+        return vec![];
+    }
+    dead
+}
+
 /// The split a Lightning hook (`val_dataloader`) or a name says.
 fn hook_split<'t>(ev: &Eval<'t>, f: Node<'t>) -> Option<Split> {
     let name = def_name(ev.src(f), f);

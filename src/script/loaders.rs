@@ -88,6 +88,59 @@ pub fn find(ev: &Eval) -> Vec<LoaderCall> {
     out
 }
 
+/// The branches that keep the script's other loaders from being built
+/// (`if False:` around an evaluation, the only calls of the function that
+/// builds them), in source order.
+pub fn dead(ev: &Eval) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for call in ev.calls() {
+        if kind_of(ev, call).is_none() {
+            continue;
+        }
+        for p in super::loader_context::dead_places(ev, call) {
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// Whether the loader `call` builds (assigned to `var`) is iterated right
+/// where it is built, `for batch in var:` outside any loop over the
+/// model's layers: each batch goes through the whole model (a sampled
+/// evaluation with every neighbour), not layer-wise inference, which loops
+/// over the layers around it (`model.inference(x, loader)`, or `for conv in
+/// model.convs: for batch in loader:`).
+fn iterated_per_batch<'t>(ev: &Eval<'t>, call: Node<'t>, var: &str) -> bool {
+    let scope = ev.enclosing_function(call);
+    ev.fors().any(|f| {
+        let over_var = f
+            .child_by_field_name("right")
+            .is_some_and(|r| ev.text(r) == var);
+        if !over_var
+            || f.start_byte() < call.end_byte()
+            || ev.enclosing_function(f) != scope
+            || !std::ptr::eq(ev.src(f), ev.src(call))
+        {
+            return false;
+        }
+        let mut p = ev.parent(f);
+        while let Some(n) = p {
+            if n.kind() == "for_statement"
+                && n.child_by_field_name("right").is_some_and(|r| {
+                    let t = ev.text(r).to_ascii_lowercase();
+                    t.contains("conv") || t.contains("layer")
+                })
+            {
+                return false;
+            }
+            p = ev.parent(n);
+        }
+        true
+    })
+}
+
 /// The loader kind `call` builds, when it builds PyG's.
 fn kind_of<'t>(ev: &Eval<'t>, call: Node<'t>) -> Option<LoaderKind> {
     let name = callee_name(ev.src(call), call);
@@ -216,6 +269,15 @@ fn loader<'t>(ev: &Eval<'t>, call: Node<'t>, kind: LoaderKind, ctx: &Context<'t>
             .map(|l| ev.text(l).to_string())
     });
     let mut split = split_of(input_nodes_text.as_deref(), variable.as_deref());
+    // Every node, shuffled: a training loader (PyG's benchmarks train on
+    // all nodes this way; evaluation does not shuffle).
+    if split == Split::All
+        && args
+            .get("shuffle")
+            .is_some_and(|f| f.value == Value::Bool(true))
+    {
+        split = Split::Train;
+    }
     if let Some(s) = ctx.split {
         split = s;
     }
@@ -227,7 +289,12 @@ fn loader<'t>(ev: &Eval<'t>, call: Node<'t>, kind: LoaderKind, ctx: &Context<'t>
     // neighbour: layer-wise inference, unless it is the training loader.
     let every_node = input_nodes_text.as_deref().is_none_or(|t| t == "None");
     let layerwise = (split == Split::All || (every_node && split != Split::Train))
-        && fanout.is_some_and(|f| !f.is_empty() && f.iter().all(|h| *h < 0));
+        && fanout.is_some_and(|f| !f.is_empty() && f.iter().all(|h| *h < 0))
+        && !ev
+            .parent(call)
+            .filter(|p| p.kind() == "assignment")
+            .and_then(|p| p.child_by_field_name("left"))
+            .is_some_and(|v| iterated_per_batch(ev, call, ev.text(v)));
     LoaderCall {
         at: format!("{}{}", ev.at(call), ctx.describe),
         places: match &ctx.site {

@@ -35,6 +35,7 @@ mod launchers;
 mod loader_context;
 pub mod loaders;
 pub mod model;
+mod model_factory;
 mod model_hits;
 mod model_origin;
 mod model_shape;
@@ -44,6 +45,8 @@ mod reading;
 mod report;
 pub mod shell;
 mod subst;
+mod synthetic_graph;
+mod tensor_shape;
 mod torchfile;
 mod words;
 mod yaml_lines;
@@ -88,6 +91,16 @@ pub fn reachable<'t>(ev: &eval::Eval<'t>, node: Node<'t>) -> bool {
 
 /// As [`reachable`], the conditions computed with `locals` bound.
 pub fn reachable_with<'t>(ev: &eval::Eval<'t>, node: Node<'t>, locals: &eval::Locals) -> bool {
+    dead_branch(ev, node, locals).is_none()
+}
+
+/// The `if`/`elif` whose known condition keeps `node` from running
+/// (`if False:` around it), if any.
+pub fn dead_branch<'t>(
+    ev: &eval::Eval<'t>,
+    node: Node<'t>,
+    locals: &eval::Locals,
+) -> Option<Node<'t>> {
     let mut child = node;
     let mut cur = ev.parent(node);
     while let Some(n) = cur {
@@ -99,13 +112,13 @@ pub fn reachable_with<'t>(ev: &eval::Eval<'t>, node: Node<'t>, locals: &eval::Lo
             let in_consequence = n.child_by_field_name("consequence") == Some(child);
             let in_else = matches!(child.kind(), "else_clause" | "elif_clause");
             if (in_consequence && !truth) || (in_else && truth) {
-                return false;
+                return Some(n);
             }
         }
         child = n;
         cur = ev.parent(n);
     }
-    true
+    None
 }
 
 /// The error for a GPU type no profile fits (`g` says where it was asked for).

@@ -75,6 +75,18 @@ pub(super) fn hits_in<'t>(
             locals: locals.clone(),
             own_message_passing: false,
         };
+        // `self.init_conv(...)`: the convs the class's factory method returns.
+        let made = super::model_factory::convs_of_method(ev, class, call, locals);
+        if !made.is_empty() {
+            for (conv, inner, bound) in made {
+                let mut h = hit(Some(conv));
+                h.call = inner;
+                h.locals = bound;
+                h.from.push(ev.at(call));
+                out.push(h);
+            }
+            continue;
+        }
         let project = ev.class_of_call(call).filter(|s| *s != class);
         match (project, conv_of(name)) {
             // A class of the project named like PyG's conv implements it

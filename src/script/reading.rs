@@ -272,7 +272,8 @@ fn read(
         warnings,
     };
     super::fill::graph(&mut l, &graph);
-    super::infer::loaders(&mut l, &loaders, graph.full_inference.as_deref());
+    let dead = super::loaders::dead(&ev);
+    super::infer::loaders(&mut l, &loaders, &graph, &dead);
     super::fill::model(&mut l, &model, graph.reverse_every_type);
     if let Some((n, from)) = spawned_ranks(&ev) {
         l.spec.ranks_per_node = n;

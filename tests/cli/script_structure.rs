@@ -221,6 +221,44 @@ fn a_loader_built_only_under_a_branch_that_never_runs_is_no_loader() {
     assert_eq!(l["persistent_workers"], false);
     assert_eq!(l["eval_loaders"], "none");
     assert_eq!(from(&r, "loader.batch_size"), "train.py:20");
+    // The evidence is the branch that keeps the helper from running.
+    let eval = from(&r, "loader.eval_loaders");
+    assert!(eval.starts_with("train.py:34 "), "{eval}");
+}
+
+#[test]
+fn convs_a_base_class_builds_through_the_subclass_factory_method() {
+    // Before: "the model's layers were not found", SAGE 2 x 256 assumed.
+    let r = plan("factory_method/train.py", &[], &[]);
+    let m = &r["job"]["model"];
+    assert_eq!(m["conv"], "sage");
+    assert_eq!(m["layers"], 4);
+    assert_eq!(m["hidden"], 96);
+    assert_eq!(from(&r, "model.conv"), "backbone.py:32");
+    assert!(from(&r, "model.layers").contains("train.py:15"));
+    // The other subclass's override is the one that runs for it.
+    let r = plan(
+        "factory_method/train.py",
+        &[],
+        &["--model", "gat", "--layers", "3"],
+    );
+    let m = &r["job"]["model"];
+    assert_eq!(
+        (m["conv"].as_str(), m["layers"].as_u64()),
+        (Some("gat"), Some(3))
+    );
+    assert_eq!(m["heads"], 4);
+}
+
+#[test]
+fn no_evaluation_loader_is_named_by_the_training_loader_and_the_epoch_loop() {
+    let r = plan("factory_method/train.py", &[], &[]);
+    assert_eq!(r["job"]["loader"]["eval_loaders"], "none");
+    assert!(
+        from(&r, "loader.eval_loaders").starts_with("train.py:20, train.py:30 "),
+        "{}",
+        from(&r, "loader.eval_loaders")
+    );
 }
 
 #[test]
@@ -290,4 +328,41 @@ fn an_attribute_dict_a_kwargs_update_and_the_projects_loader_subclass() {
     assert_eq!(l["persistent_workers"], true);
     assert_eq!(r["job"]["epochs"], 50);
     assert_eq!(r["job"]["model"]["hidden"], 128);
+}
+
+#[test]
+fn a_graph_the_script_generates_is_sized_from_its_tensors() {
+    // Before: "the scripts do not say dataset", exit 2.
+    // 250,000 nodes x 12 out-edges, made two-way by a cat with its flip.
+    let r = plan("synthetic_graph/train.py", &[], &[]);
+    let d = &r["job"]["dataset"];
+    assert_eq!(
+        (&d["nodes"], &d["edges"], &d["features"]),
+        (
+            &Value::from(250_000),
+            &Value::from(6_000_000),
+            &Value::from(48)
+        )
+    );
+    let at = from(&r, "dataset");
+    for line in ["train.py:35", "train.py:15", "train.py:20"] {
+        assert!(at.contains(line), "{line} in {at}");
+    }
+    // Every node, shuffled, is the training loader; the evaluation feeds
+    // each full-neighbourhood batch through the whole model: on demand,
+    // not layer-wise.
+    let l = &r["job"]["loader"];
+    assert_eq!(
+        (&l["batch_size"], &l["num_workers"]),
+        (&Value::from(512), &Value::from(2))
+    );
+    assert_eq!(l["eval_loaders"], "on_demand");
+    assert_eq!(l["eval_batch_size"], 2048);
+    // Sizes from argparse, a command-line override, `randint(0, N, (2, E))`.
+    let r = plan("synthetic_graph/bench.py", &[], &["--features", "64"]);
+    let d = &r["job"]["dataset"];
+    assert_eq!(d["nodes"], 2_000_000);
+    assert_eq!(d["edges"], 40_000_000_u64);
+    assert_eq!(d["features"], 64);
+    assert!(from(&r, "dataset").contains("the command line"));
 }
