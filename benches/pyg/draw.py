@@ -141,6 +141,16 @@ def lingering_workers(args):
             and int(args[args.index("--epochs") + 1]) > 1)
 
 
+def layerwise(args):
+    """PyG's layer-wise inference as the evaluation: every node, every
+    neighbour, one layer at a time over the whole graph (on this machine, on
+    the CPU: the heap glibc keeps of its per-layer tensors)."""
+    return args[args.index("--eval-loaders") + 1] == "layerwise"
+
+
+MECHANISMS = {"lingering-workers": lingering_workers, "layerwise": layerwise}
+
+
 def draw(seed, n, max_dataset, conv=None, mechanism=None):
     """n draws of the seed's stream; with `conv` (or `mechanism`), the first
     n of that conv (or with that mechanism: the others are drawn and dropped,
@@ -153,7 +163,7 @@ def draw(seed, n, max_dataset, conv=None, mechanism=None):
         i += 1
         if conv is not None and d["args"][d["args"].index("--conv") + 1] != conv:
             continue
-        if mechanism == "lingering-workers" and not lingering_workers(d["args"]):
+        if mechanism is not None and not MECHANISMS[mechanism](d["args"]):
             continue
         out.append(d)
     return out
@@ -166,7 +176,7 @@ def main():
     p.add_argument("--max-dataset", type=float, default=2.0, help="GiB")
     p.add_argument("--conv", choices=["sage", "gcn", "gat", "gin"], default=None,
                    help="keep only draws of this conv (a set that judges one layer's model)")
-    p.add_argument("--mechanism", choices=["lingering-workers"], default=None,
+    p.add_argument("--mechanism", choices=sorted(MECHANISMS), default=None,
                    help="keep only draws where this mechanism acts")
     p.add_argument("--out", default="-")
     a = p.parse_args()
