@@ -19,16 +19,24 @@
 
 use crate::spec::{Job, ModelKind};
 
-/// Output width of each layer: hidden for all but the last, classes for it
-/// (PyG's BasicGNN: with attention heads the concatenated width is `hidden`).
+/// Output width of each layer: hidden for all but the last, classes for it.
+/// The spec's `hidden` is per head: an attention layer's output is its
+/// heads concatenated, `hidden × heads` wide (PyG's `GAT(in, 1024, ..,
+/// heads=2)` splits its 1024 into two heads of 512, the spec's hidden; the
+/// last layer averages its heads into the classes).
 fn layer_widths(job: &Job) -> Vec<u64> {
     match job.model {
-        ModelKind::Gnn { layers, hidden, .. } => (0..layers.max(1))
+        ModelKind::Gnn {
+            layers,
+            hidden,
+            heads,
+            ..
+        } => (0..layers.max(1))
             .map(|i| {
                 if i + 1 == layers.max(1) {
                     job.dataset.classes
                 } else {
-                    hidden
+                    hidden * u64::from(heads.max(1))
                 }
             })
             .collect(),
@@ -87,6 +95,23 @@ mod tests {
         assert_eq!(layerwise_buffers(&j, 0.0), 3.0 * 256.0 * 4.0 * n);
         // Two workers forked at each layer map the previous x_all (RSS sum).
         assert_eq!(layerwise_buffers(&j, 2.0), 5.0 * 256.0 * 4.0 * n);
+    }
+
+    #[test]
+    fn an_attention_layer_outputs_its_heads_concatenated() {
+        // sealed-layerwise-2611268-31: PyG's GAT(256, 1024, 2, 32, heads=2),
+        // the spec's hidden 512 per head: layer 0 writes 1024 floats a node.
+        let mut spec = JobSpec::for_dataset("ogbn-arxiv");
+        spec.model.conv = crate::spec::Conv::Gat;
+        spec.model.layers = 2;
+        spec.model.hidden = 512;
+        spec.model.heads = 2;
+        spec.loader.eval_loaders = EvalLoaders::Layerwise;
+        let j = Job::from_spec(&spec).expect("job");
+        let (n, c) = (j.dataset.nodes as f64, j.dataset.classes as f64);
+        let l0 = 2.0 * 1024.0 * 4.0 * n;
+        let l1 = 1024.0 * 4.0 * n + 2.0 * c * 4.0 * n;
+        assert_eq!(layerwise_buffers(&j, 0.0), l0.max(l1));
     }
 
     #[test]

@@ -574,11 +574,12 @@ fn a_limit_inside_the_uncertainty_band_gets_a_cautious_second_answer() {
     let peak = plan(64 << 30)["peak_host_bytes"].as_u64().unwrap();
     // Fits with the 10 % margin: limit >= peak / 0.9; the worst case
     // peak / (1 + worst_under) lies above it.
-    let limit = ((peak as f64 / 0.9) as u64 + (64 << 20)) >> 20 << 20;
+    // Halfway between the two, in whole MiB.
     let worst = peak as f64 / (1.0 + CGROUP.worst_under);
+    let limit = ((peak as f64 / 0.9 + worst) / 2.0) as u64 >> 20 << 20;
     assert!(
-        worst > limit as f64,
-        "the test's limit must sit below the worst case"
+        worst > limit as f64 && limit as f64 > peak as f64 / 0.9,
+        "the test's limit must sit between the margin and the worst case"
     );
     let p = plan(limit);
     assert_eq!(p["fits"], true, "{p}");

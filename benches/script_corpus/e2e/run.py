@@ -27,10 +27,19 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 import score  # noqa: E402
 
-DATA = {"dgraphfin-baseline-sage": "dgraphfin", "dgraphfin-baseline-gatv2": "dgraphfin"}
+# The stand-in each entry needs, and the folder (in the copy) the script
+# reads its dataset from: the repository root, or the job's own folder.
+DATA = {
+    "dgraphfin-baseline-sage": ("dgraphfin", "root"),
+    "dgraphfin-baseline-gatv2": ("dgraphfin", "root"),
+    "argo-pyg-flickr-sage": ("flickr", "job"),
+    "tesis-leo-neighbor-loader-synthetic": ("none", "job"),
+}
 # What the script needs first, unmeasured: the first processing of the raw file.
 PREPARE = {
     "dgraphfin": "from utils import DGraphFin\nDGraphFin(root='./dataset/', name='DGraphFin')\n",
+    "flickr": "from torch_geometric.datasets import Flickr\nFlickr(root='dataset')\n",
+    "none": "",
 }
 
 
@@ -87,7 +96,11 @@ def main():
     p.add_argument("--work", default="/tmp/headroom-e2e")
     p.add_argument("ids", nargs="+")
     a = p.parse_args()
-    entries, _ = score.load()
+    # Every corpus file's entries (the manifest and the sealed sets).
+    entries = []
+    for name in sorted(os.listdir(os.path.dirname(HERE))):
+        if name.endswith(".yaml"):
+            entries += score.load(os.path.join(os.path.dirname(HERE), name))[0]
     headroom = os.path.abspath(a.headroom)
     for e in entries:
         if e["id"] not in a.ids:
@@ -96,7 +109,9 @@ def main():
         work = os.path.join(a.work, e["id"])
         shutil.rmtree(work, ignore_errors=True)
         shutil.copytree(src, work)
-        kind = DATA[e["id"]]
+        kind, where = DATA[e["id"]]
+        job = os.path.join(work, e["job"])
+        data_dir = work if where == "root" else os.path.dirname(job)
         env = dict(os.environ)
         env["PATH"] = os.path.dirname(os.path.abspath(a.python)) + ":" + env["PATH"]
         if a.extra_site:
@@ -104,15 +119,17 @@ def main():
         # Scripts written before torch 2.6 torch.load their processed data
         # with the old default (weights_only=False): torch's own switch for it.
         env["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] = "1"
-        subprocess.run([a.python, os.path.join(HERE, "shapes.py"), kind, work], env=env, check=True)
-        subprocess.run([a.python, "-c", PREPARE[kind]], cwd=work, env=env, check=True)
-        job = os.path.join(work, e["job"])
+        subprocess.run([a.python, os.path.join(HERE, "shapes.py"), kind, data_dir], env=env,
+                       check=True)
+        subprocess.run([a.python, "-c", PREPARE[kind]], cwd=data_dir, env=env, check=True)
         plan = subprocess.run(
             [headroom, "check", job, "--format", "json", "--mem", a.limit, "--device", "cpu"],
             cwd=work, capture_output=True, text=True, env=env)
         tl = os.path.join(work, "timeline.jsonl")
         cmd = [headroom, "watch", "--limit", a.limit, "--interval", "200ms", "--stat-every", "1",
-               "--format", "jsonl", "--out", tl, "--", "bash", job]
+               "--format", "jsonl", "--out", tl, "--"]
+        # A Python job runs as its README says (`python x.py`), a launch file with bash.
+        cmd += [a.python, job] if job.endswith(".py") else ["bash", job]
         t0 = time.time()
         code, err, marks = watch(cmd, os.path.dirname(job), env, a.seconds)
         elapsed = time.time() - t0

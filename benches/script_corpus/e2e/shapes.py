@@ -4,7 +4,11 @@ edges, feature width, label and split sizes; values random): the script then
 runs unchanged but for the data (issue 23, item 6).
 
     python shapes.py dgraphfin DIR      # DIR/dataset/DGraphFin/raw/dgraphfin.npz
+    python shapes.py flickr DIR         # DIR/dataset/raw/{adj_full.npz,feats.npy,...}
+    python shapes.py none DIR           # the script generates its own graph
 """
+
+import json
 
 import os
 import sys
@@ -37,6 +41,39 @@ def dgraphfin(root):
     )
 
 
+def flickr(root):
+    # PyG's Flickr (flickr.py STATS, profiles/datasets/flickr.yaml): 89,250
+    # nodes, 899,756 edges as stored (a symmetric adjacency: 449,878 pairs
+    # both ways), 500 features, 7 classes, GraphSAINT's 44,625/22,312/22,313
+    # split. Written as the four raw files Flickr.process reads, under
+    # ROOT/dataset (the script's `Flickr(root='dataset')`).
+    rng = np.random.default_rng(0)
+    n, pairs = 89_250, 449_878
+    out = os.path.join(root, "dataset", "raw")
+    os.makedirs(out, exist_ok=True)
+    src = rng.integers(0, n, size=pairs, dtype=np.int64)
+    dst = (src + rng.integers(1, n, size=pairs, dtype=np.int64)) % n  # no self-loops
+    row = np.concatenate([src, dst])
+    col = np.concatenate([dst, src])
+    order = np.lexsort((col, row))
+    row, col = row[order], col[order]
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.add.at(indptr, row + 1, 1)
+    np.cumsum(indptr, out=indptr)
+    np.savez(os.path.join(out, "adj_full.npz"), data=np.ones(row.size, dtype=np.float32),
+             indices=col, indptr=indptr, shape=np.array([n, n]))
+    np.save(os.path.join(out, "feats.npy"), rng.standard_normal((n, 500), dtype=np.float32))
+    with open(os.path.join(out, "class_map.json"), "w") as f:
+        json.dump({str(i): int(c) for i, c in enumerate(rng.integers(0, 7, size=n))}, f)
+    perm = rng.permutation(n).tolist()
+    with open(os.path.join(out, "role.json"), "w") as f:
+        json.dump({"tr": perm[:44_625], "va": perm[44_625:66_937], "te": perm[66_937:]}, f)
+
+
+def none(root):
+    """The script makes its graph itself: nothing to write."""
+
+
 def pubmed(root):
     # Planetoid PubMed (planetoid.py STATS): 19,717 nodes, 88,648 edges (both
     # directions), 500 features, 3 classes; written as PyG's raw Planetoid
@@ -45,4 +82,5 @@ def pubmed(root):
 
 
 if __name__ == "__main__":
-    {"dgraphfin": dgraphfin, "pubmed": pubmed}[sys.argv[1]](sys.argv[2])
+    {"dgraphfin": dgraphfin, "flickr": flickr, "none": none, "pubmed": pubmed}[sys.argv[1]](
+        sys.argv[2])
