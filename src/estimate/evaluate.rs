@@ -100,7 +100,11 @@ pub(super) fn evaluate_phase(
                 0.0
             } else {
                 eval_loader_copies
-                    + super::phases::lingering_eval_loaders(settings, job.epochs.saturating_sub(1))
+                    + super::phases::lingering_eval_loaders(
+                        settings,
+                        job.epochs.saturating_sub(1),
+                        job.eval_every,
+                    )
             };
             let mut run = phase(1.0 + eval_loader_copies + lingering, shm);
             run.in_flight(eval_flight, true);

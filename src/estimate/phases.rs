@@ -273,7 +273,7 @@ pub fn estimate_with(
         &mut b,
         "deleted eval loaders' CSCs (not yet collected)",
         w > 0,
-        lingering_eval_loaders(settings, job.epochs.saturating_sub(1)) * csc,
+        lingering_eval_loaders(settings, job.epochs.saturating_sub(1), job.eval_every) * csc,
     );
     phases.push(b.finish(
         Phase::Train,
@@ -378,17 +378,18 @@ fn gpu_components(
 }
 
 /// On-demand evaluation loaders deleted but still alive after `epochs`
-/// whole epochs: a NeighborLoader refers to itself through its bound
-/// collate_fn, so `del loader` leaves it to the cyclic collector, whose
-/// oldest generation rarely runs in a training loop (real runs of 4 epochs
-/// kept every one: benches/pyg, README "Probing your own job"). None with
+/// whole epochs, evaluating every `every` epochs: a NeighborLoader refers
+/// to itself through its bound collate_fn, so `del loader` leaves it to the
+/// cyclic collector, whose oldest generation rarely runs in a training loop
+/// (real runs of 4 epochs kept every one: benches/pyg, README "Probing your
+/// own job"). Two (validation and test) per evaluation that ran. None with
 /// gc.collect() after the del, or on a shared sampler (no CSC of their own).
-pub(super) fn lingering_eval_loaders(settings: &Settings, epochs: u32) -> f64 {
+pub(super) fn lingering_eval_loaders(settings: &Settings, epochs: u32, every: u32) -> f64 {
     if settings.eval_loaders != EvalLoaders::OnDemand
         || settings.gc_collect
         || settings.shared_sampler
     {
         return 0.0;
     }
-    2.0 * f64::from(epochs)
+    2.0 * f64::from(epochs / every.max(1))
 }

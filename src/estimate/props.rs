@@ -205,8 +205,11 @@ fn uncollected_on_demand_loaders_hold_their_cscs_for_the_whole_run() {
     // CSC is there while the next one is built, and so are the two of every
     // earlier epoch (a real 4-epoch run kept all eight).
     for (epochs, more) in [(1, 1), (3, 5)] {
-        assert_eq!(held_without_gc(epochs), more * held_without_gc_csc());
+        assert_eq!(held_without_gc(epochs, 1), more * held_without_gc_csc());
     }
+    // Evaluating every 5 epochs of 20 (`if epoch % 5 == 0:`): the loaders
+    // of 3 earlier evaluations linger, not of 19.
+    assert_eq!(held_without_gc(20, 5), 7 * held_without_gc_csc());
 }
 
 fn held_without_gc_csc() -> u64 {
@@ -216,10 +219,12 @@ fn held_without_gc_csc() -> u64 {
         .csc
 }
 
-/// Evaluation's extra bytes without gc.collect() over `epochs` epochs.
-fn held_without_gc(epochs: u32) -> u64 {
+/// Evaluation's extra bytes without gc.collect() over `epochs` epochs,
+/// evaluating every `every`.
+fn held_without_gc(epochs: u32, every: u32) -> u64 {
     let mut collected = job(0, false, false, 1);
     collected.epochs = epochs;
+    collected.eval_every = every;
     let lingering = Settings {
         eval_loaders: EvalLoaders::OnDemand,
         gc_collect: false,

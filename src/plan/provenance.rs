@@ -86,8 +86,13 @@ pub fn assumptions(job: &Job) -> Vec<String> {
             && !s.shared_sampler
         {
             out.push(format!(
-                "on-demand evaluation loaders are deleted without gc.collect(): each stays alive with its CSC for the rest of the run (CPython's oldest generation is not collected in a training loop), {} of them by the last epoch; gc_collect: true in the job spec if the script calls gc.collect() after del",
-                2 * job.epochs.saturating_sub(1) + 1
+                "on-demand evaluation loaders are deleted without gc.collect(): each stays alive with its CSC for the rest of the run (CPython's oldest generation is not collected in a training loop), {} of them by the last evaluation{}; gc_collect: true in the job spec if the script calls gc.collect() after del",
+                2 * (job.epochs.saturating_sub(1) / job.eval_every.max(1)) + 1,
+                if job.eval_every > 1 {
+                    format!(" (one every {} epochs)", job.eval_every)
+                } else {
+                    String::new()
+                }
             ));
         }
     }

@@ -90,6 +90,12 @@ pub fn graph(l: &mut Ledger, g: &GraphFind) {
         l.spec.loader.gc_collect = true;
         l.read("loader.gc_collect", true.into(), at.clone());
     }
+    if let Some(f) = &g.eval_every
+        && let Some(n) = f.value.as_int().and_then(|n| u32::try_from(n).ok())
+    {
+        l.spec.loader.eval_every = n;
+        l.read("loader.eval_every", n.into(), f.origin());
+    }
     match &g.epochs {
         Some(f) => match f.value.as_int().and_then(|e| u32::try_from(e).ok()) {
             Some(e) => {

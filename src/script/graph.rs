@@ -52,6 +52,8 @@ pub struct GraphFind {
     pub epochs: Option<Found>,
     /// The line of the epoch loop (`for epoch in range(...)`), when one is read.
     pub epoch_loop: Option<String>,
+    /// Epochs between evaluations (`if epoch % 5 == 0: evaluate()`).
+    pub eval_every: Option<Found>,
     /// Where the script runs the cyclic garbage collector (`gc.collect()`).
     pub gc_collect: Option<String>,
 }
@@ -157,6 +159,7 @@ pub fn find(ev: &Eval) -> GraphFind {
     if let Some((f, found)) = ev.fors().find_map(|f| epochs(ev, f).map(|e| (f, e))) {
         out.epoch_loop = Some(ev.at(f));
         out.epochs = Some(found);
+        out.eval_every = super::eval_cadence::every(ev, f);
     }
     out.epochs = out
         .epochs

@@ -17,6 +17,7 @@ pub mod datafile;
 mod dataset_name;
 mod directives;
 pub mod eval;
+mod eval_cadence;
 mod eval_call;
 mod eval_memo;
 mod eval_names;

@@ -56,6 +56,8 @@ pub struct Job {
     pub eval_batch_size: Option<u64>,
     /// Evaluation workers, when they differ from training's.
     pub eval_num_workers: Option<u32>,
+    /// Epochs between evaluations.
+    pub eval_every: u32,
     /// Each epoch also evaluates on the train loader.
     pub evaluate_train: bool,
     /// NeighborLoader or the legacy NeighborSampler (adjacency-only batches).
@@ -122,6 +124,12 @@ impl Job {
                 format!("eval_batch_size {b} is not in 1..100000000")
             })?;
         }
+        check((1..=100_000).contains(&l.eval_every), || {
+            format!(
+                "eval_every {} is not in 1..100000 (epochs between evaluations)",
+                l.eval_every
+            )
+        })?;
         check(l.num_workers <= 1024, || {
             format!("num_workers {} is absurd", l.num_workers)
         })?;
@@ -213,6 +221,7 @@ impl Job {
             },
             eval_batch_size: l.eval_batch_size,
             eval_num_workers: l.eval_num_workers,
+            eval_every: l.eval_every,
             evaluate_train: l.evaluate_train,
             loader_kind: l.kind,
             dropout: spec.model.dropout.is_none_or(|p| p > 0.0),

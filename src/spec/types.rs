@@ -330,6 +330,10 @@ pub struct LoaderSpec {
     /// Workers of the evaluation loaders (default: num_workers).
     #[serde(default)]
     pub eval_num_workers: Option<u32>,
+    /// Epochs between evaluations (`if epoch % 5 == 0: evaluate()`): how
+    /// many on-demand loaders a run builds, and so how many can linger.
+    #[serde(default = "one")]
+    pub eval_every: u32,
     /// Whether edge_index is already sorted by destination (no `perm` kept).
     #[serde(default)]
     pub is_sorted: bool,

@@ -98,7 +98,7 @@ fn on_demand_eval_loaders_move_the_peak_to_building_one() {
     );
     let assumed = run["assumptions"].to_string();
     assert!(
-        assumed.contains("199 of them by the last epoch"),
+        assumed.contains("199 of them by the last evaluation;"),
         "{assumed}"
     );
 }

@@ -358,6 +358,23 @@ fn a_graph_the_script_generates_is_sized_from_its_tensors() {
     );
     assert_eq!(l["eval_loaders"], "on_demand");
     assert_eq!(l["eval_batch_size"], 2048);
+    // `if epoch % EVAL_EVERY == 0 or epoch == 1:` around the evaluation:
+    // 20 epochs build 2 x 4 loaders before the last evaluation, not 2 x 19.
+    assert_eq!(l["eval_every"], 4);
+    assert_eq!(from(&r, "loader.eval_every"), "train.py:40, train.py:47");
+    let gc = r["plan"]["assumptions"]
+        .as_array()
+        .and_then(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str())
+                .find(|x| x.contains("gc.collect"))
+        })
+        .unwrap_or_else(|| panic!("{}", r["plan"]["assumptions"]))
+        .to_string();
+    assert!(
+        gc.contains("9 of them by the last evaluation (one every 4 epochs)"),
+        "{gc}"
+    );
     // Sizes from argparse, a command-line override, `randint(0, N, (2, E))`.
     let r = plan("synthetic_graph/bench.py", &[], &["--features", "64"]);
     let d = &r["job"]["dataset"];
