@@ -383,3 +383,22 @@ fn a_graph_the_script_generates_is_sized_from_its_tensors() {
     assert_eq!(d["features"], 64);
     assert!(from(&r, "dataset").contains("the command line"));
 }
+
+#[test]
+fn the_evaluation_cadence_counts_only_when_every_evaluation_is_gated() {
+    // `if (epoch + 1) % 10 == 0:` around both evaluations: every 10 epochs.
+    let r = plan("eval_cadence/gated.py", &[], &[]);
+    assert_eq!(r["job"]["loader"]["eval_every"], 10);
+    assert_eq!(from(&r, "loader.eval_every"), "gated.py:30");
+    // A validation every epoch beside a test every ten: every epoch, and
+    // nothing read (counting fewer evaluations would under-count loaders).
+    let r = plan("eval_cadence/mixed.py", &[], &[]);
+    assert_eq!(r["job"]["loader"]["eval_every"], 1);
+    assert!(
+        !r["inferred"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|e| e["field"] == "loader.eval_every")),
+        "{}",
+        r["inferred"]
+    );
+}
