@@ -283,6 +283,13 @@ fn bad_input_is_one_line_and_exit_two() {
     );
     bad(&["plan", "ogbn-arxiv", "--mem", "99999999T"], "absurd");
     bad(
+        &[
+            "plan",
+            fixture("plan/eval-every-zero.yaml").to_str().unwrap(),
+        ],
+        "eval_every 0 is not in 1..100000",
+    );
+    bad(
         &["plan", "ogbn-arxiv", "--mem", "8G", "--gpu", "a41"],
         "unknown GPU",
     );
