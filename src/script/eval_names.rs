@@ -290,7 +290,7 @@ impl<'t> Eval<'t> {
     /// The last assignment of `name` before `at` in its function that runs:
     /// one inside `if x is None:` is passed over when `x` was set before it
     /// (a fallback that does not run), the last one when none is known to run.
-    pub(super) fn reached_assignment(
+    fn reached_assignment(
         &self,
         name: &str,
         at: Node<'t>,
@@ -308,6 +308,25 @@ impl<'t> Eval<'t> {
         )
     }
 
+    /// The assignment that gives `name` its value at `at`: the function's
+    /// own that runs, else the module's (not for a parameter of the
+    /// function, which is its argument).
+    pub(super) fn assignment_of(
+        &self,
+        name: &str,
+        at: Node<'t>,
+        locals: &Locals,
+    ) -> Option<super::index::Assign<'t>> {
+        self.reached_assignment(name, at, locals).or_else(|| {
+            let is_param = self
+                .enclosing_function(at)
+                .is_some_and(|f| self.param_position(name, f).is_some());
+            (!is_param)
+                .then(|| self.index_of(at).module_assignment(name, at))
+                .flatten()
+        })
+    }
+
     pub(super) fn name(
         &self,
         name: &str,
@@ -315,17 +334,9 @@ impl<'t> Eval<'t> {
         locals: &Locals,
         d: usize,
     ) -> Option<Found> {
-        let idx = self.index_of(at);
         let func = self.enclosing_function(at);
         let is_param = func.is_some_and(|f| self.param_position(name, f).is_some());
-        let a = self.reached_assignment(name, at, locals).or_else(|| {
-            if is_param {
-                None
-            } else {
-                idx.module_assignment(name, at)
-            }
-        });
-        if let Some(a) = a {
+        if let Some(a) = self.assignment_of(name, at, locals) {
             // `model, data, config = load(...)`: the item alone.
             if a.position > 0
                 && a.value.kind() == "call"

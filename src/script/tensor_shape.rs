@@ -72,16 +72,7 @@ pub fn shape<'t>(ev: &Eval<'t>, node: Node<'t>, locals: &Locals, d: usize) -> Op
     match node.kind() {
         "parenthesized_expression" => shape(ev, node.named_child(0)?, locals, d + 1),
         "identifier" => {
-            let name = ev.text(node);
-            let a = ev.reached_assignment(name, node, locals).or_else(|| {
-                // A parameter is its argument, which has no shape here.
-                let param = ev
-                    .enclosing_function(node)
-                    .is_some_and(|f| ev.param_position(name, f).is_some());
-                (!param)
-                    .then(|| ev.index_of(node).module_assignment(name, node))
-                    .flatten()
-            })?;
+            let a = ev.assignment_of(ev.text(node), node, locals)?;
             (a.position == 0).then_some(())?;
             shape(ev, a.value, locals, d + 1)
         }
