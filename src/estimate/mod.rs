@@ -19,6 +19,7 @@ mod heap_share;
 mod host;
 mod host_heap;
 mod layerwise;
+mod layerwise_heap;
 mod phase;
 mod phases;
 #[cfg(test)]
@@ -35,6 +36,7 @@ pub use dataset::DatasetBytes;
 pub use fanout::SampleStats;
 pub use gpu::{GpuBreakdown, cuda_context_bytes, gpu_breakdown};
 pub use host::batch_tensors;
+pub use layerwise_heap::layerwise_heap_risk;
 pub use phase::{Component, Estimate, Phase, PhaseEstimate};
 pub use phases::{estimate, estimate_with};
 pub use regime::{FITTED, Regime};

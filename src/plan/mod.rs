@@ -286,7 +286,7 @@ pub fn plan(
         gpu_simulation,
         coefficients: coeffs.source.clone(),
         coefficient_sources: provenance::coefficient_sources(job, coeffs),
-        warnings: [warnings, provenance::risks(job)].concat(),
+        warnings: [warnings, provenance::risks(job, &est.eval_batch)].concat(),
         assumptions: provenance::assumptions(job),
         places: Places::default(),
     }

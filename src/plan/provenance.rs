@@ -101,9 +101,21 @@ pub fn assumptions(job: &Job) -> Vec<String> {
 
 /// Ways a job is known to go wrong that the figures do not cover, measured
 /// on real runs.
-pub fn risks(job: &Job) -> Vec<String> {
+/// `eval` is the evaluation loader's batches at the job's own settings.
+pub fn risks(job: &Job, eval: &crate::estimate::SampleStats) -> Vec<String> {
     let s = &job.settings;
     let mut out = Vec::new();
+    if let Some(tensor) = crate::estimate::layerwise_heap_risk(job, s, eval) {
+        // crate::estimate::layerwise_heap's measurements; docs/accuracy.md.
+        let seeds = job.eval_batch_size.unwrap_or(s.batch_size).max(1);
+        let larger = (seeds as f64 * (64u64 << 20) as f64 / tensor.max(1.0)).ceil() as u64;
+        out.push(format!(
+            "glibc's heap: CPU layer-wise inference in batches of about {:.0} nodes ({} tensors; glibc mmaps only those over 32 MiB) can grow the heap beyond this plan by an amount it does not bound (one real job, 7 runs unchanged: its heap 0.3 to 2.0 GB); an evaluation batch of {} or more seeds (tensors over 64 MiB) or MALLOC_MMAP_THRESHOLD_=65536 (evaluation 2.9x slower) avoids it",
+            eval.mean_nodes,
+            crate::units::fmt_bytes(tensor as u64),
+            larger.next_power_of_two(),
+        ));
+    }
     if s.eval_loaders == crate::spec::EvalLoaders::OnDemand
         && !s.gc_collect
         && s.persistent_workers

@@ -8,13 +8,18 @@
 //! give up, and the first level at which anything fits is the answer; among
 //! the settings that fit there, the ones that need no preprocessing step,
 //! then those that change the fewest settings, then the fastest come first. Where nothing fits, the settings that come
-//! closest, with the limit they would need.
+//! closest, with the limit they would need. A batch that would move CPU
+//! layer-wise inference into glibc's heap range (where the model cannot
+//! bound the heap: `estimate::layerwise_heap_risk`) is never advised unless
+//! the user's own batch is there already.
 
 use std::collections::HashMap;
 
 use super::speed::epoch_cost;
 use super::verdict::{Limits, fits, peaks};
-use crate::estimate::{BatchModel, Coefficients, Prepared, Settings, estimate_with};
+use crate::estimate::{
+    BatchModel, Coefficients, Prepared, Settings, estimate_with, layerwise_heap_risk,
+};
 use crate::spec::{EvalLoaders, Job};
 
 /// A setting that fits (GPU judged without the allocator's reserve, which
@@ -270,6 +275,8 @@ pub fn search(job: &Job, coeffs: &Coefficients, mut verify: Option<Verify>) -> S
     let prep = Prepared::new(job);
     let limits = Limits::of(job);
     let free = free_settings(job, req);
+    let req_heap_risk =
+        layerwise_heap_risk(job, req, &BatchModel::new(job, req, &prep).eval).is_some();
     // (batch, fanout) pairs in order of quality given up; a tie keeps the fanout.
     let mut pairs: Vec<(f64, u64, Vec<i64>)> = Vec::new();
     for batch in batch_sizes(req.batch_size) {
@@ -306,6 +313,13 @@ pub fn search(job: &Job, coeffs: &Coefficients, mut verify: Option<Verify>) -> S
             };
             BatchModel::new(job, &s, &prep)
         });
+        // CPU layer-wise inference moved into glibc's heap range: its heap
+        // then grows by an amount the model cannot bound (0.3-2 GB on one
+        // job run again and again; advice-2611253-06, advised this, was
+        // killed). Never advised where the user's own settings are outside it.
+        if !req_heap_risk && layerwise_heap_risk(job, req, &bm.eval).is_some() {
+            continue;
+        }
         // The pair's least-memory corners: where they do not fit, nothing
         // at this pair does, and they are the pair's closest settings.
         let mut corner_fits = [false, false];

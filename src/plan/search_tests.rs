@@ -175,3 +175,30 @@ fn where_nothing_fits_the_closest_settings_are_given() {
     assert_eq!(s.num_workers, 0);
     assert!(s.shared_sampler && s.is_sorted, "{s:?}");
 }
+
+#[test]
+fn cpu_layerwise_inference_is_never_moved_into_glibc_heap_range() {
+    // advice-2611253-06: GIN, 1024 bf16 features, layer-wise inference on
+    // the CPU at batch 512 (tensors of about 89 MiB a batch, mmapped). The
+    // search once advised batch 128 (23 MiB, from the heap), and the
+    // advised job was killed under its 1.70 GiB budget.
+    let mut spec = load("tests/fixtures/plan/advice-2611253-06.json")
+        .unwrap()
+        .spec;
+    spec.budget.host = Some(crate::units::Bytes(1740 << 20));
+    let job = Job::from_spec(&spec).unwrap();
+    let prep = Prepared::new(&job);
+    let risk = |s: &Settings| layerwise_heap_risk(&job, s, &BatchModel::new(&job, s, &prep).eval);
+    assert_eq!(risk(&job.settings), None);
+    let at_128 = Settings {
+        batch_size: 128,
+        ..job.settings.clone()
+    };
+    assert!(risk(&at_128).is_some(), "batch 128 is in the heap range");
+    let found = search(&job, &Coefficients::default(), None);
+    let best = (found.fitting.first().map(|f| &f.settings))
+        .or(found.closest.as_ref().map(|c| &c.0))
+        .expect("advice");
+    assert_eq!(risk(best), None, "{best:?}");
+    assert!(best.batch_size > 128, "{best:?}");
+}

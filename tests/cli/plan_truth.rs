@@ -113,3 +113,26 @@ fn check_text_is_short_and_names_the_deciding_number_and_the_fix() {
     assert_eq!(code, Some(0), "{out}");
     assert!(out.lines().count() <= 4, "{out}");
 }
+
+#[test]
+fn cpu_layerwise_inference_in_glibc_heap_range_is_named_as_a_risk() {
+    // advice-2611253-06's job: GIN, 1024 bf16 features, layer-wise
+    // inference on the CPU over 324,208 nodes of in-degree 45.
+    let job = crate::util::fixture("plan/advice-2611253-06.json");
+    let job = job.to_str().unwrap();
+    let warnings = |batch: &str| {
+        json_of(headroom().args(["plan", job, "--batch-size", batch, "--format", "json"]))
+            ["warnings"]
+            .to_string()
+    };
+    // 128 seeds: about 5,900 nodes x 1024 floats x 4 B = 23 MiB a batch,
+    // from glibc's heap; 64/23 x 128 = 356 seeds put the mean batch over
+    // twice the 32 MiB ceiling: 512.
+    let w = warnings("128");
+    assert!(w.contains("glibc's heap"), "{w}");
+    assert!(w.contains("MALLOC_MMAP_THRESHOLD_=65536"), "{w}");
+    assert!(w.contains("512 or more seeds"), "{w}");
+    // 512 seeds: about 89 MiB a batch, nearly all mmapped.
+    let w = warnings("512");
+    assert!(!w.contains("glibc's heap"), "{w}");
+}
