@@ -81,8 +81,8 @@ impl PlanReport {
             {
                 writeln!(
                     w,
-                    "  that step needs more than this job's --mem={}G: run it once on a node with more memory",
-                    limit >> 30
+                    "  that step needs more than this job's --mem={}: run it once on a node with more memory",
+                    mem_arg(limit)
                 )?;
             }
         }
@@ -186,5 +186,15 @@ impl PlanReport {
             writeln!(w, "  /dev/shm: {note}")?;
         }
         Ok(())
+    }
+}
+
+/// A limit as `--mem` would take it: whole GiB where it is one (`2G`), else
+/// whole MiB (`1740M`), never floored to a smaller figure than it is.
+fn mem_arg(bytes: u64) -> String {
+    if bytes.is_multiple_of(1 << 30) {
+        format!("{}G", bytes >> 30)
+    } else {
+        format!("{}M", bytes.div_ceil(1 << 20))
     }
 }

@@ -136,3 +136,14 @@ fn cpu_layerwise_inference_in_glibc_heap_range_is_named_as_a_risk() {
     let w = warnings("512");
     assert!(!w.contains("glibc's heap"), "{w}");
 }
+
+#[test]
+fn the_preprocessing_step_names_the_jobs_own_limit_unrounded() {
+    // 1740M is 1.70 GiB: floored to whole GiB it read "--mem=1G", a limit
+    // the user never gave.
+    let job = crate::util::fixture("plan/advice-2611253-06.json");
+    let (code, out) = text(&["plan", job.to_str().unwrap(), "--mem", "1740M"]);
+    assert_eq!(code, Some(0), "plan reports, check judges: {out}");
+    assert!(out.contains("this job's --mem=1740M:"), "{out}");
+    assert!(!out.contains("--mem=1G:"), "{out}");
+}
