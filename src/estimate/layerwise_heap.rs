@@ -8,7 +8,7 @@
 //! tensors of 23 MiB on average), run seven times unchanged: glibc's main
 //! arena ended at 0.26, 0.88, 1.23, 1.30, 1.58, 1.62 and 1.97 GB (0.155 GB
 //! of it in use; the model's whole evaluation is 1.47 GiB), so the same job
-//! peaked anywhere from 1.9 to 3.3 GB; with one evaluation worker, 0.83 to
+//! peaked anywhere from 2.1 to 3.3 GB (VmHWM); with one evaluation worker, 0.83 to
 //! 0.99 GB (three runs); with
 //! `MALLOC_MMAP_THRESHOLD_=65536` (every tensor its own mapping) it peaked
 //! where the model says, and took 2.9 times as long. With evaluation batch
@@ -29,7 +29,8 @@ const MMAP_THRESHOLD_MAX: f64 = (32u64 << 20) as f64;
 /// nearly half the batches still come from the heap. On the measured job:
 /// mean 23 MiB (batch 128) 0.3-2.0 GB more; 34 MiB (batch 192) killed under
 /// a 1.70 GiB limit the model put it 10 % inside; 45 MiB (batch 256) 0.41
-/// and 0.43 GB of heap in two runs; 89 MiB (batch 512) 7 % over the model.
+/// and 0.43 GB of heap in two runs; 89 MiB (batch 512) 7 % above the model
+/// (2 % once GIN's no_grad combine moment was counted).
 const RISK_BELOW: f64 = 2.0 * MMAP_THRESHOLD_MAX;
 
 /// The mean per-batch tensor of layer-wise inference (a batch's nodes at
