@@ -414,12 +414,65 @@ pub fn search(job: &Job, coeffs: &Coefficients, mut verify: Option<Verify>) -> S
         out.without_preprocessing.clear();
     }
     let best_needs_sorting = out.fitting.first().is_some_and(|b| b.key.1);
+    let lean = |(short, _, s): (f64, f64, Settings)| {
+        (
+            without_needless(job, coeffs, &prep, &limits, &free, req, s),
+            short,
+        )
+    };
     if out.fitting.is_empty() {
-        out.closest = closest.map(|(short, _, s)| (s, short));
+        out.closest = closest.map(lean);
     } else if best_needs_sorting && out.without_preprocessing.is_empty() {
-        out.closest_without_preprocessing = alt_closest.map(|(short, _, s)| (s, short));
+        out.closest_without_preprocessing = alt_closest.map(lean);
     }
     out
+}
+
+/// The closest settings less the free changes that bring them no nearer
+/// (the least-memory corner takes every one; a shared sampler where a
+/// single loader samples saves nothing): each is put back to the user's
+/// value where the shortfall does not grow and the result is still a
+/// setting the search may give.
+fn without_needless(
+    job: &Job,
+    coeffs: &Coefficients,
+    prep: &Prepared,
+    limits: &Limits,
+    free: &[Settings],
+    req: &Settings,
+    mut s: Settings,
+) -> Settings {
+    let bm = BatchModel::new(job, &s, prep);
+    let short = |t: &Settings| shortfall(&estimate_with(job, t, coeffs, &bm, false), limits);
+    let undo: [fn(&mut Settings, &Settings); 7] = [
+        |s, r| s.shared_sampler = r.shared_sampler,
+        |s, r| s.is_sorted = r.is_sorted,
+        |s, r| s.gc_collect = r.gc_collect,
+        |s, r| s.pin_memory = r.pin_memory,
+        |s, r| s.prefetch_factor = r.prefetch_factor,
+        |s, r| s.persistent_workers = r.persistent_workers,
+        |s, r| s.eval_loaders = r.eval_loaders,
+    ];
+    let mut now = short(&s);
+    for put_back in undo {
+        let mut t = s.clone();
+        put_back(&mut t, req);
+        let allowed = free.iter().any(|f| {
+            Settings {
+                batch_size: t.batch_size,
+                fanout: t.fanout.clone(),
+                ..f.clone()
+            } == t
+        });
+        if t == s || !allowed {
+            continue;
+        }
+        let then = short(&t);
+        if then <= now {
+            (s, now) = (t, then);
+        }
+    }
+    s
 }
 
 #[cfg(test)]

@@ -202,3 +202,25 @@ fn cpu_layerwise_inference_is_never_moved_into_glibc_heap_range() {
     assert_eq!(risk(best), None, "{best:?}");
     assert!(best.batch_size > 128, "{best:?}");
 }
+
+#[test]
+fn the_closest_settings_keep_the_users_value_where_a_change_saves_nothing() {
+    // advice-2611253-06 at 1740M: nothing fits, and the least-memory corner
+    // the closest settings come from shares a sampler, which saves nothing
+    // where one loader samples (+0 B in the table it printed).
+    let mut spec = load("tests/fixtures/plan/advice-2611253-06.json")
+        .unwrap()
+        .spec;
+    spec.budget.host = Some(crate::units::Bytes(1740 << 20));
+    let job = Job::from_spec(&spec).unwrap();
+    let found = search(&job, &Coefficients::default(), None);
+    assert!(found.fitting.is_empty());
+    let (closest, _) = found.closest.expect("closest settings");
+    assert_eq!(
+        closest.shared_sampler, job.settings.shared_sampler,
+        "{closest:?}"
+    );
+    // The changes that do save memory stay: no workers, a smaller batch.
+    assert_eq!(closest.num_workers, 0);
+    assert!(closest.batch_size < job.settings.batch_size, "{closest:?}");
+}
