@@ -15,39 +15,13 @@ x, edge_index and the labels are allocated before the baseline.
 """
 import sys
 
-import torch
 from torch_geometric.nn import GAT
 
-torch.set_num_threads(1)
-
-
-def status(key):
-    for line in open("/proc/self/status"):
-        if line.startswith(key):
-            return int(line.split()[1]) * 1024
-
-
-def reset_peak():
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")
+from gcn_step import step_peaks
 
 
 def measure(S, E, f, h, layers, heads, classes=32):
-    g = torch.Generator().manual_seed(0)
-    x = torch.randn(S, f, generator=g)
-    ei = torch.randint(0, S, (2, E), generator=g)
-    y = torch.randint(0, classes, (S,), generator=g)
-    model = GAT(f, h, layers, classes, heads=heads)
-    out = model(x[:100], ei[:, :10] % 100)  # kernels and lazy state first
-    out.sum().backward()
-    base = status("VmRSS")
-    reset_peak()
-    loss = torch.nn.functional.cross_entropy(model(x, ei), y)
-    forward = status("VmHWM") - base
-    reset_peak()
-    loss.backward()
-    backward = status("VmHWM") - base
-    return forward, backward
+    return step_peaks(GAT(f, h, layers, classes, heads=heads), S, E, f, classes)
 
 
 if __name__ == "__main__":

@@ -30,11 +30,17 @@ def reset_peak():
 
 
 def measure(S, E, f, h, layers, classes=32):
+    return step_peaks(GCN(f, h, layers, classes), S, E, f, classes)
+
+
+def step_peaks(model, S, E, f, classes):
+    """(forward, backward) peaks of live tensors of one training step of
+    `model` on S random nodes of f features and E random edges, over the
+    inputs (allocated before the baseline)."""
     g = torch.Generator().manual_seed(0)
     x = torch.randn(S, f, generator=g)
     ei = torch.randint(0, S, (2, E), generator=g)
     y = torch.randint(0, classes, (S,), generator=g)
-    model = GCN(f, h, layers, classes)
     out = model(x[:100], ei[:, :10] % 100)  # kernels and lazy state first
     out.sum().backward()
     base = status("VmRSS")

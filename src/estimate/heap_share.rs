@@ -7,7 +7,18 @@ use crate::spec::Job;
 /// glibc serves a request from its heap below the mmap threshold, which
 /// rises with every freed mmapped chunk to at most 32 MiB
 /// (DEFAULT_MMAP_THRESHOLD_MAX on 64-bit, malloc/malloc.c).
-const MMAP_THRESHOLD_MAX: f64 = (32u64 << 20) as f64;
+pub(super) const MMAP_THRESHOLD_MAX: f64 = (32u64 << 20) as f64;
+
+/// The widest float32 row a step's tensors have: the features or a hidden
+/// layer's output (all heads together), whichever is wider.
+pub(super) fn widest_input(job: &Job) -> u64 {
+    match job.model {
+        crate::spec::ModelKind::Gnn { hidden, heads, .. } => {
+            (hidden * u64::from(heads.max(1))).max(job.dataset.features)
+        }
+        crate::spec::ModelKind::Generic { .. } => job.dataset.features,
+    }
+}
 
 /// The share of a CPU training step's activation bytes that glibc serves
 /// from its heap: the tensors under the mmap threshold. Larger ones are

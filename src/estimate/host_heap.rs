@@ -78,13 +78,8 @@ pub(super) fn cpu_heap(
     live: f64,
     settings: &Settings,
 ) -> HeapKept {
-    let width = match job.model {
-        crate::spec::ModelKind::Gnn { hidden, heads, .. } => {
-            (hidden * heads as u64).max(job.dataset.features)
-        }
-        crate::spec::ModelKind::Generic { .. } => job.dataset.features,
-    };
-    let small = train.tail_nodes * width as f64 * 4.0 < (32u64 << 20) as f64;
+    let width = super::heap_share::widest_input(job);
+    let small = train.tail_nodes * width as f64 * 4.0 < super::heap_share::MMAP_THRESHOLD_MAX;
     let c = |small_tensors: f64, large_tensors: f64| {
         if small { small_tensors } else { large_tensors }
     };

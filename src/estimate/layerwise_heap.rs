@@ -16,12 +16,9 @@
 //! tests/fixtures/pyg/dev-layerwise-glibc-repeats.json; docs/accuracy.md,
 //! "Layer-wise inference: heads and glibc".
 
+use super::heap_share::{MMAP_THRESHOLD_MAX, widest_input};
 use super::{SampleStats, Settings};
 use crate::spec::{Device, EvalLoaders, Job, ModelKind};
-
-/// glibc's DEFAULT_MMAP_THRESHOLD_MAX on 64-bit (malloc/malloc.c): the most
-/// the dynamic mmap threshold rises to.
-const MMAP_THRESHOLD_MAX: f64 = (32u64 << 20) as f64;
 
 /// The mean per-batch tensor below which the risk stands: twice the
 /// ceiling, since full-neighbourhood batches vary (the largest of the
@@ -31,7 +28,7 @@ const MMAP_THRESHOLD_MAX: f64 = (32u64 << 20) as f64;
 /// a 1.70 GiB limit the model put it 10 % inside; 45 MiB (batch 256) 0.41
 /// and 0.43 GB of heap in two runs; 89 MiB (batch 512) 7 % above the model
 /// (2 % once GIN's no_grad combine moment was counted).
-const RISK_BELOW: f64 = 2.0 * MMAP_THRESHOLD_MAX;
+pub const LAYERWISE_RISK_BELOW: f64 = 2.0 * MMAP_THRESHOLD_MAX;
 
 /// The mean per-batch tensor of layer-wise inference (a batch's nodes at
 /// the widest layer input, float32) when it is under twice glibc's mmap
@@ -40,14 +37,11 @@ pub fn layerwise_heap_risk(job: &Job, settings: &Settings, eval: &SampleStats) -
     if job.device != Device::Cpu || settings.eval_loaders != EvalLoaders::Layerwise {
         return None;
     }
-    let width = match job.model {
-        ModelKind::Gnn { hidden, heads, .. } => {
-            (hidden * u64::from(heads.max(1))).max(job.dataset.features)
-        }
-        ModelKind::Generic { .. } => return None,
-    };
-    let tensor = eval.mean_nodes * width as f64 * 4.0;
-    (tensor < RISK_BELOW).then_some(tensor)
+    if matches!(job.model, ModelKind::Generic { .. }) {
+        return None;
+    }
+    let tensor = eval.mean_nodes * widest_input(job) as f64 * 4.0;
+    (tensor < LAYERWISE_RISK_BELOW).then_some(tensor)
 }
 
 #[cfg(test)]

@@ -36,7 +36,7 @@ pub use dataset::DatasetBytes;
 pub use fanout::SampleStats;
 pub use gpu::{GpuBreakdown, cuda_context_bytes, gpu_breakdown};
 pub use host::batch_tensors;
-pub use layerwise_heap::layerwise_heap_risk;
+pub use layerwise_heap::{LAYERWISE_RISK_BELOW, layerwise_heap_risk};
 pub use phase::{Component, Estimate, Phase, PhaseEstimate};
 pub use phases::{estimate, estimate_with};
 pub use regime::{FITTED, Regime};

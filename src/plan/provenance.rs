@@ -108,7 +108,8 @@ pub fn risks(job: &Job, eval: &crate::estimate::SampleStats) -> Vec<String> {
     if let Some(tensor) = crate::estimate::layerwise_heap_risk(job, s, eval) {
         // crate::estimate::layerwise_heap's measurements; docs/accuracy.md.
         let seeds = job.eval_batch_size.unwrap_or(s.batch_size).max(1);
-        let larger = (seeds as f64 * (64u64 << 20) as f64 / tensor.max(1.0)).ceil() as u64;
+        let larger =
+            (seeds as f64 * crate::estimate::LAYERWISE_RISK_BELOW / tensor.max(1.0)).ceil() as u64;
         out.push(format!(
             "glibc's heap: CPU layer-wise inference in batches of about {:.0} nodes ({} tensors; glibc mmaps only those over 32 MiB) can grow the heap beyond this plan by an amount it does not bound (one real job, 7 runs unchanged: its heap 0.3 to 2.0 GB); an evaluation batch of {} or more seeds (tensors over 64 MiB) or MALLOC_MMAP_THRESHOLD_=65536 (evaluation 2.9x slower) avoids it",
             eval.mean_nodes,

@@ -275,8 +275,6 @@ pub fn search(job: &Job, coeffs: &Coefficients, mut verify: Option<Verify>) -> S
     let prep = Prepared::new(job);
     let limits = Limits::of(job);
     let free = free_settings(job, req);
-    let req_heap_risk =
-        layerwise_heap_risk(job, req, &BatchModel::new(job, req, &prep).eval).is_some();
     // (batch, fanout) pairs in order of quality given up; a tie keeps the fanout.
     let mut pairs: Vec<(f64, u64, Vec<i64>)> = Vec::new();
     for batch in batch_sizes(req.batch_size) {
@@ -293,6 +291,9 @@ pub fn search(job: &Job, coeffs: &Coefficients, mut verify: Option<Verify>) -> S
     let quantised = |loss: f64| (loss * 1e6).round() as i64;
     let mut out = Searched::default();
     let mut models: HashMap<(u64, Vec<i64>), BatchModel> = HashMap::new();
+    let req_bm = BatchModel::new(job, req, &prep);
+    let req_heap_risk = layerwise_heap_risk(job, req, &req_bm.eval).is_some();
+    models.insert((req.batch_size, req.fanout.clone()), req_bm);
     let mut closest: Option<(f64, f64, Settings)> = None;
     let mut alt_closest: Option<(f64, f64, Settings)> = None;
     // The first level of quality at which anything fits, and the first at

@@ -176,17 +176,23 @@ fn where_nothing_fits_the_closest_settings_are_given() {
     assert!(s.shared_sampler && s.is_sorted, "{s:?}");
 }
 
+/// advice-2611253-06's job (GIN, 1024 bf16 features, layer-wise inference
+/// on the CPU, batch 512) under its budget, 1740M.
+fn advice06_at_1740m() -> Job {
+    let mut spec = load("tests/fixtures/plan/advice-2611253-06.json")
+        .unwrap()
+        .spec;
+    spec.budget.host = Some(crate::units::Bytes(1740 << 20));
+    Job::from_spec(&spec).unwrap()
+}
+
 #[test]
 fn cpu_layerwise_inference_is_never_moved_into_glibc_heap_range() {
     // advice-2611253-06: GIN, 1024 bf16 features, layer-wise inference on
     // the CPU at batch 512 (tensors of about 89 MiB a batch, mmapped). The
     // search once advised batch 128 (23 MiB, from the heap), and the
     // advised job was killed under its 1.70 GiB budget.
-    let mut spec = load("tests/fixtures/plan/advice-2611253-06.json")
-        .unwrap()
-        .spec;
-    spec.budget.host = Some(crate::units::Bytes(1740 << 20));
-    let job = Job::from_spec(&spec).unwrap();
+    let job = advice06_at_1740m();
     let prep = Prepared::new(&job);
     let risk = |s: &Settings| layerwise_heap_risk(&job, s, &BatchModel::new(&job, s, &prep).eval);
     assert_eq!(risk(&job.settings), None);
@@ -208,11 +214,7 @@ fn the_closest_settings_keep_the_users_value_where_a_change_saves_nothing() {
     // advice-2611253-06 at 1740M: nothing fits, and the least-memory corner
     // the closest settings come from shares a sampler, which saves nothing
     // where one loader samples (+0 B in the table it printed).
-    let mut spec = load("tests/fixtures/plan/advice-2611253-06.json")
-        .unwrap()
-        .spec;
-    spec.budget.host = Some(crate::units::Bytes(1740 << 20));
-    let job = Job::from_spec(&spec).unwrap();
+    let job = advice06_at_1740m();
     let found = search(&job, &Coefficients::default(), None);
     assert!(found.fitting.is_empty());
     let (closest, _) = found.closest.expect("closest settings");
