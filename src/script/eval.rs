@@ -183,15 +183,28 @@ impl<'t> Eval<'t> {
                 for pair in children(node).into_iter().filter(|c| c.kind() == "pair") {
                     let key = self.eval_in(pair.child_by_field_name("key")?, locals, d)?;
                     let value = self.eval_in(pair.child_by_field_name("value")?, locals, d)?;
-                    let Value::Str(k) = key.value else {
-                        return None;
+                    // An edge type `('paper', 'cites', 'paper')` as a key is
+                    // kept as PyG writes it in strings: `paper__cites__paper`.
+                    let k = match key.value {
+                        Value::Str(k) => k,
+                        Value::List(parts) => parts
+                            .iter()
+                            .map(|p| match p {
+                                Value::Str(s) => Some(s.as_str()),
+                                _ => None,
+                            })
+                            .collect::<Option<Vec<_>>>()?
+                            .join("__"),
+                        _ => return None,
                     };
                     entries.push((k, value.value.clone()));
                     parts.push(value);
                 }
                 let refs: Vec<&Found> = parts.iter().collect();
                 let mut found = Found::joined(Value::Dict(entries), &refs);
-                found.from.insert(0, at());
+                if !found.from.contains(&at()) {
+                    found.from.insert(0, at());
+                }
                 Some(found)
             }
             "unary_operator" => {

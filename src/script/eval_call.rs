@@ -98,9 +98,11 @@ impl<'t> Eval<'t> {
                 return Some(Found::joined(Value::Int(*v), &refs));
             }
             "range" => {
-                let vals: Option<Vec<i64>> = (0..args.positional.len())
-                    .map(|i| arg(i).and_then(|f| f.value.as_int()))
-                    .collect();
+                // Every bound counts as a source: `range(1, num_layers)` is
+                // decided where num_layers is, not by the literal 1.
+                let founds: Option<Vec<Found>> = (0..args.positional.len()).map(arg).collect();
+                let founds = founds?;
+                let vals: Option<Vec<i64>> = founds.iter().map(|f| f.value.as_int()).collect();
                 let (start, end) = match vals?.as_slice() {
                     [e] => (0, *e),
                     [s, e, ..] => (*s, *e),
@@ -109,11 +111,11 @@ impl<'t> Eval<'t> {
                 if end - start > 64 {
                     return None;
                 }
-                let first = arg(0)?;
-                return Some(Found {
-                    value: Value::List((start..end.max(start)).map(Value::Int).collect()),
-                    ..first
-                });
+                let refs: Vec<&Found> = founds.iter().collect();
+                return Some(Found::joined(
+                    Value::List((start..end.max(start)).map(Value::Int).collect()),
+                    &refs,
+                ));
             }
             "vars" if args.positional.first().is_some_and(|a| self.is_args(*a)) => {
                 let mut entries: Vec<(String, Value)> = self

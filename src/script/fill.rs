@@ -55,6 +55,20 @@ pub fn graph(l: &mut Ledger, g: &GraphFind) {
             "no dataset constructor or torch.load found".into(),
         )),
     }
+    if let Some(db) = &g.database {
+        let pool = db.buffer_pool.map_or_else(
+            || "its buffer pool's size is not given".to_string(),
+            |b| format!("its buffer pool is {}", crate::units::fmt_bytes(b)),
+        );
+        l.assume(
+            "load.features",
+            "in memory".into(),
+            format!(
+                "{} keeps the graph and features in a Kùzu database ({pool}): planned as if the dataset were held in memory; Kùzu's own use was not measured",
+                db.at
+            ),
+        );
+    }
     match &g.undirected {
         Some(at) => {
             l.spec.load.to_undirected = true;

@@ -56,6 +56,8 @@ pub struct GraphFind {
     pub eval_every: Option<Found>,
     /// Where the script runs the cyclic garbage collector (`gc.collect()`).
     pub gc_collect: Option<String>,
+    /// A graph database the script reads the graph and features from (Kùzu).
+    pub database: Option<super::graph_database::GraphDatabase>,
 }
 
 /// Scans the calls and loops of the script.
@@ -78,8 +80,14 @@ pub fn find(ev: &Eval) -> GraphFind {
             .map_or("", |f| src.text_of(f));
         let args = call_args(src, call);
         let kw = |k: &str| args.keywords.iter().find(|(n, _)| n == k).map(|(_, v)| *v);
+        let database = super::graph_database::database(ev, call);
+        let named_by_database = database.as_ref().and_then(|(n, _)| n.clone());
+        if let Some((_, db)) = database {
+            out.database.get_or_insert(db);
+        }
         if let Some(d) = super::dataset_name::dataset(ev, call)
             .or_else(|| super::synthetic_graph::graph(ev, call))
+            .or_else(|| named_by_database.map(DatasetFind::Named))
         {
             let weight = used_weight(ev, call);
             if let DatasetFind::Named(f) = &d

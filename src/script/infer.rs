@@ -129,7 +129,7 @@ pub fn loaders(l: &mut Ledger, loaders: &[LoaderCall], graph: &GraphFind, dead: 
     match train
         .args
         .get("num_neighbors")
-        .map(|f| (f.value.as_int_list(), f))
+        .map(|f| (fanout_of(&f.value), f))
     {
         Some((Some(fan), f)) => {
             l.read("loader.fanout", serde_json::json!(fan), f.origin());
@@ -137,7 +137,18 @@ pub fn loaders(l: &mut Ledger, loaders: &[LoaderCall], graph: &GraphFind, dead: 
         }
         Some((None, f)) => l.missing.push((
             "loader.fanout".into(),
-            format!("{:?} at {}", f.value, f.origin()),
+            match &f.value {
+                Value::Dict(by_type) => format!(
+                    "num_neighbors at {} gives edge types different hops ({}), and a plan takes one fanout",
+                    f.origin(),
+                    by_type
+                        .iter()
+                        .map(|(k, v)| format!("{k} {}", v.to_json()))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                other => format!("{other:?} at {}", f.origin()),
+            },
         )),
         None => l.missing.push((
             "loader.fanout".into(),
@@ -261,11 +272,21 @@ fn eval_loaders(
         l.spec.loader.eval_batch_size = Some(b.0 as u64);
         l.read("loader.eval_batch_size", b.0.into(), b.1);
     }
-    if let Some(w) = first
-        .args
-        .get("num_workers")
-        .and_then(|f| f.value.as_int().map(|w| (w, f.origin())))
-    {
+    // Not given, with nothing else that could give it (no unknown **kwargs,
+    // no uncomputable num_workers=): DataLoader's default, 0 workers. Left
+    // unset, the plan would give evaluation the training loader's workers.
+    let given_elsewhere = first
+        .unknown
+        .iter()
+        .any(|u| u.starts_with("**") || u == "num_workers");
+    let workers = match first.args.get("num_workers") {
+        Some(f) => f.value.as_int().map(|w| (w, f.origin())),
+        None if !given_elsewhere => {
+            Some((0, format!("{} (not given: the library default)", first.at)))
+        }
+        None => None,
+    };
+    if let Some(w) = workers {
         l.spec.loader.eval_num_workers = u32::try_from(w.0).ok();
         l.read("loader.eval_num_workers", w.0.into(), w.1);
     }
@@ -282,5 +303,21 @@ fn eval_loaders(
                 c.at, l.spec.loader.fanout
             ));
         }
+    }
+}
+
+/// A `num_neighbors` value as hops: a list, or a dict by edge type whose
+/// entries all give the same hops (`{('paper', 'cites', 'paper'): [12, 12,
+/// 12]}`); a dict whose edge types differ is not one fanout.
+fn fanout_of(v: &Value) -> Option<Vec<i64>> {
+    match v {
+        Value::Dict(entries) => {
+            let lists: Option<Vec<Vec<i64>>> =
+                entries.iter().map(|(_, v)| v.as_int_list()).collect();
+            let lists = lists?;
+            let first = lists.first()?;
+            lists.iter().all(|l| l == first).then(|| first.clone())
+        }
+        other => other.as_int_list(),
     }
 }

@@ -26,6 +26,7 @@ mod eval_return;
 mod eval_self;
 mod fill;
 pub mod graph;
+mod graph_database;
 pub mod gres;
 mod hydra;
 pub mod index;

@@ -107,7 +107,7 @@ pub(super) fn hits_in<'t>(
                 out.push(h);
             }
             (Some(sub), None) if depth < MAX_NESTING => {
-                if transformer_like(name) {
+                if transformer_like(name) && !layer_summary(ev, sub) {
                     opaque_block.get_or_insert(call);
                 }
                 let sub_init = ev.method(sub, "__init__");
@@ -215,6 +215,31 @@ fn transformer_like(name: &str) -> bool {
         .iter()
         .any(|w| n.contains(w))
         && conv_of(name).is_none()
+}
+
+/// Whether a project class named like attention is a summary over the
+/// layers' outputs rather than attention between nodes: its `__init__`
+/// builds a recurrent layer (LSTM or GRU) and nothing transformer-like.
+/// PyG's `JumpingKnowledge(mode='lstm')` is built so (a bidirectional LSTM
+/// over `[nodes, layers, channels]` and a Linear scoring each layer), and
+/// projects copy it under names like `AttentionSummarize` (DenceGCN): its
+/// cost is per node, like a head, so the model keeps its convs' shape.
+fn layer_summary<'t>(ev: &Eval<'t>, class: Node<'t>) -> bool {
+    let Some(init) = ev.method(class, "__init__") else {
+        return false;
+    };
+    let inside = |c: &Node| c.start_byte() >= init.start_byte() && c.end_byte() <= init.end_byte();
+    let names: Vec<&str> = ev
+        .index_of(init)
+        .calls
+        .iter()
+        .filter(|c| inside(c))
+        .map(|c| callee_name(ev.src(*c), *c))
+        .collect();
+    names.iter().any(|n| matches!(*n, "LSTM" | "GRU"))
+        && !names
+            .iter()
+            .any(|n| transformer_like(n) || n.contains("Transformer"))
 }
 
 /// What the loops around a layer construction say.

@@ -358,6 +358,9 @@ fn a_graph_the_script_generates_is_sized_from_its_tensors() {
     );
     assert_eq!(l["eval_loaders"], "on_demand");
     assert_eq!(l["eval_batch_size"], 2048);
+    // Its loader gives no num_workers: DataLoader's 0, not training's 2.
+    assert_eq!(l["eval_num_workers"], 0);
+    assert!(from(&r, "loader.eval_num_workers").contains("the library default"));
     // `if epoch % EVAL_EVERY == 0 or epoch == 1:` around the evaluation:
     // 20 epochs build 2 x 4 loaders before the last evaluation, not 2 x 19.
     assert_eq!(l["eval_every"], 4);
@@ -401,4 +404,63 @@ fn the_evaluation_cadence_counts_only_when_every_evaluation_is_gated() {
         "{}",
         r["inferred"]
     );
+}
+
+#[test]
+fn an_lstm_summary_over_layers_keeps_the_convs_and_node_attention_does_not() {
+    // DenceGCN's AttentionSummarize is PyG's JumpingKnowledge('lstm') by
+    // another name: a per-node cost, so the SAGE stack is read as it is.
+    let r = plan("layer_summary/train.py", &[], &[]);
+    assert_eq!(r["job"]["model"]["conv"], "sage");
+    assert_eq!(r["job"]["model"]["layers"], 4);
+    assert!(from(&r, "model.conv").contains("train.py:35"));
+    let assumed = |r: &Value| {
+        r["assumed"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|a| a["field"] == "model.conv"))
+    };
+    assert!(!assumed(&r), "{}", r["assumed"]);
+    // Attention between nodes (q, k, v) is a block no conv kind describes.
+    let r = plan("layer_summary/train.py", &[], &["--model", "node"]);
+    assert!(assumed(&r), "{}", r["assumed"]);
+}
+
+#[test]
+fn a_graph_in_a_kuzu_database_is_the_dataset_its_directory_names() {
+    let r = plan("graph_database/train.py", &[], &[]);
+    assert_eq!(r["job"]["dataset"], "ogbn-products");
+    assert_eq!(from(&r, "dataset"), "train.py:14");
+    // num_neighbors by edge type, one edge type: its hops.
+    assert_eq!(r["job"]["loader"]["fanout"], serde_json::json!([10, 5, 5]));
+    // range(1, num_layers): decided where num_layers is given.
+    assert_eq!(r["job"]["model"]["layers"], 3);
+    let layers = from(&r, "model.layers");
+    assert!(layers.contains("train.py:39"), "{layers}");
+    // What the plan takes for Kùzu's storage is said, with its buffer pool.
+    let why = r["assumed"]
+        .as_array()
+        .and_then(|a| a.iter().find(|a| a["field"] == "load.features"))
+        .and_then(|a| a["why"].as_str())
+        .unwrap_or_else(|| panic!("no assumption about Kùzu: {}", r["assumed"]))
+        .to_string();
+    assert!(
+        why.starts_with("train.py:14") && why.contains("8.00 GiB"),
+        "{why}"
+    );
+}
+
+#[test]
+fn edge_types_sampled_with_different_hops_are_no_one_fanout() {
+    let out = headroom()
+        .current_dir(fixture("scripts/patterns"))
+        .args(["plan", "graph_database/mixed.py", "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("different hops") && err.contains("mixed.py:11"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
 }
