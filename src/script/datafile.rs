@@ -17,6 +17,38 @@ pub struct Array {
     pub dtype: String,
     /// Its shape.
     pub shape: Vec<u64>,
+    /// Where its elements lie, when the header says (degree_file.rs reads
+    /// an edge list's values from there).
+    pub data: Option<DataAt>,
+}
+
+/// Where an array's elements lie in its file.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DataAt {
+    /// The zip member holding them; None for a plain `.npy` file.
+    pub member: Option<String>,
+    /// Bytes from the start of the member's data (or of the file) to element 0.
+    pub offset: u64,
+    /// Strides in elements, one per dimension.
+    pub strides: Vec<u64>,
+}
+
+/// Bytes per element of the integer types an edge list is stored in.
+pub fn elem_size(dtype: &str) -> Option<u64> {
+    match dtype.trim_start_matches(['<', '=', '|']) {
+        "i8" | "long" | "int64" => Some(8),
+        "i4" | "int" | "int32" => Some(4),
+        _ => None,
+    }
+}
+
+/// Row-major (C order) strides of `shape`, in elements.
+pub fn c_strides(shape: &[u64]) -> Vec<u64> {
+    let mut out = vec![1u64; shape.len()];
+    for i in (0..shape.len().saturating_sub(1)).rev() {
+        out[i] = out[i + 1].saturating_mul(shape[i + 1]);
+    }
+    out
 }
 
 /// The graph the arrays of a file make.
@@ -58,10 +90,11 @@ pub fn arrays(path: &Path) -> Result<Vec<(String, Array)>, String> {
             ));
         }
         let head = m.read(&mut f, 4096)?;
-        out.push((
-            m.name.trim_end_matches(".npy").to_string(),
-            npy_header(&head)?,
-        ));
+        let mut a = npy_header(&head)?;
+        if let Some(d) = a.data.as_mut() {
+            d.member = Some(m.name.clone());
+        }
+        out.push((m.name.trim_end_matches(".npy").to_string(), a));
     }
     Ok(out)
 }
@@ -144,9 +177,20 @@ pub fn npy_header(b: &[u8]) -> Result<Array, String> {
         .filter(|s| !s.is_empty())
         .map(str::parse)
         .collect();
+    let shape = shape.map_err(|_| "a shape that is not numbers")?;
+    let mut strides = c_strides(&shape);
+    if field("fortran_order").is_some_and(|f| f.starts_with("True")) {
+        strides = c_strides(&shape.iter().rev().copied().collect::<Vec<_>>());
+        strides.reverse();
+    }
     Ok(Array {
         dtype: descr,
-        shape: shape.map_err(|_| "a shape that is not numbers")?,
+        data: Some(DataAt {
+            member: None,
+            offset: (start + len) as u64,
+            strides,
+        }),
+        shape,
     })
 }
 
@@ -163,8 +207,8 @@ pub struct Member {
 }
 
 impl Member {
-    /// The first `max` bytes of the member (stored members only).
-    pub fn read(&self, f: &mut std::fs::File, max: usize) -> Result<Vec<u8>, String> {
+    /// Where the member's data starts in the file (past its local header).
+    pub fn data_start(&self, f: &mut std::fs::File) -> Result<u64, String> {
         let mut local = [0u8; 30];
         f.seek(SeekFrom::Start(self.offset))
             .map_err(|e| e.to_string())?;
@@ -175,10 +219,16 @@ impl Member {
                 self.name
             ));
         }
-        let skip = u16::from_le_bytes([local[26], local[27]]) as u64
-            + u16::from_le_bytes([local[28], local[29]]) as u64;
-        f.seek(SeekFrom::Current(skip as i64))
-            .map_err(|e| e.to_string())?;
+        Ok(self.offset
+            + 30
+            + u16::from_le_bytes([local[26], local[27]]) as u64
+            + u16::from_le_bytes([local[28], local[29]]) as u64)
+    }
+
+    /// The first `max` bytes of the member (stored members only).
+    pub fn read(&self, f: &mut std::fs::File, max: usize) -> Result<Vec<u8>, String> {
+        let start = self.data_start(f)?;
+        f.seek(SeekFrom::Start(start)).map_err(|e| e.to_string())?;
         let mut buf = vec![0u8; max.min(self.size as usize)];
         f.read_exact(&mut buf).map_err(|e| e.to_string())?;
         Ok(buf)
@@ -236,7 +286,12 @@ mod tests {
             npy_header(h).unwrap(),
             Array {
                 dtype: "<f4".into(),
-                shape: vec![3700550, 17]
+                shape: vec![3700550, 17],
+                data: Some(DataAt {
+                    member: None,
+                    offset: 80,
+                    strides: vec![17, 1]
+                })
             }
         );
         let dict = b"{'descr': '<i8', 'fortran_order': False, 'shape': (5,), }";
@@ -252,6 +307,7 @@ mod tests {
         let a = |d: &str, s: &[u64]| Array {
             dtype: d.into(),
             shape: s.to_vec(),
+            data: None,
         };
         let g = graph(&[
             ("x".into(), a("<f2", &[10, 4])),

@@ -55,6 +55,18 @@ pub fn graph(l: &mut Ledger, g: &GraphFind) {
             "no dataset constructor or torch.load found".into(),
         )),
     }
+    match &g.degrees {
+        Some(Ok((h, file))) => match &g.undirected {
+            None => with_degrees(l, h, file),
+            Some(at) => l.assume(
+                "dataset.degree_histogram",
+                "not read".into(),
+                format!("{file} holds the graph before {at} makes it undirected: its degrees are not the sampled graph's"),
+            ),
+        },
+        Some(Err(why)) => l.assume("dataset.degree_histogram", "not read".into(), why.clone()),
+        None => {}
+    }
     if let Some(db) = &g.database {
         let pool = db.buffer_pool.map_or_else(
             || "its buffer pool's size is not given".to_string(),
@@ -147,6 +159,31 @@ fn inline(l: &mut Ledger, g: &crate::script::datafile::FileGraph, name: &str, fr
         }
         Err(e) => l.missing.push(("dataset".into(), format!("{from}: {e}"))),
     }
+}
+
+/// Gives the dataset the degree histogram read from `file`: the sampler's
+/// batches follow the graph's own degrees, not a generic shape.
+fn with_degrees(l: &mut Ledger, h: &crate::profiles::DegreeHistogram, file: &str) {
+    let profile = match &l.spec.dataset {
+        crate::spec::DatasetRef::Name(n) => crate::profiles::dataset(n).ok(),
+        crate::spec::DatasetRef::Inline(p) => Some((**p).clone()),
+    };
+    let Some(mut p) = profile else { return };
+    if let Err(e) = h.validate(p.nodes, p.edges) {
+        l.assume(
+            "dataset.degree_histogram",
+            "not read".into(),
+            format!("{file}: {e}"),
+        );
+        return;
+    }
+    p.degree_histogram = Some(h.clone());
+    l.spec.dataset = crate::spec::DatasetRef::Inline(Box::new(p));
+    l.read(
+        "dataset.degree_histogram",
+        "measured".into(),
+        file.to_string(),
+    );
 }
 
 /// Fills the model fields.

@@ -58,6 +58,9 @@ pub struct GraphFind {
     pub gc_collect: Option<String>,
     /// A graph database the script reads the graph and features from (Kùzu).
     pub database: Option<super::graph_database::GraphDatabase>,
+    /// The dataset's degree histogram, read from its files on disk, with
+    /// the file; an error says why a file there could not be read.
+    pub degrees: Option<Result<(crate::profiles::DegreeHistogram, String), String>>,
 }
 
 /// Scans the calls and loops of the script.
@@ -100,6 +103,7 @@ pub fn find(ev: &Eval) -> GraphFind {
                 profiled.push((own, p.name, f.clone()));
             }
             if better(&out.dataset, out_weight, &d, weight) {
+                out.degrees = super::degree_file::on_disk(ev, call, &d);
                 out.dataset = Some(d);
                 out_weight = weight;
             }

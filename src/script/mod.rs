@@ -15,6 +15,7 @@ pub mod argparse;
 mod dataclass_cli;
 pub mod datafile;
 mod dataset_name;
+mod degree_file;
 mod directives;
 pub mod eval;
 mod eval_cadence;

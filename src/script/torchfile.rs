@@ -24,7 +24,8 @@ enum Obj {
     List(Vec<Obj>),
     Dict(Vec<(Obj, Obj)>),
     Global(String),
-    Storage(String),
+    /// A persistent storage: its type and its key in the archive's data/.
+    Storage(String, String),
     Tensor(Array),
     Other,
     Mark,
@@ -252,14 +253,20 @@ fn run(b: &[u8]) -> Result<Obj, String> {
             b'Q' => {
                 // BINPERSID: ('storage', storage_type, key, location, numel)
                 let pid = stack.pop().ok_or_else(bad)?;
-                let kind = match &pid {
-                    Obj::Tuple(t) => match t.get(1) {
-                        Some(Obj::Global(g)) => g.clone(),
-                        _ => String::new(),
-                    },
-                    _ => String::new(),
+                let (kind, key) = match &pid {
+                    Obj::Tuple(t) => (
+                        match t.get(1) {
+                            Some(Obj::Global(g)) => g.clone(),
+                            _ => String::new(),
+                        },
+                        match t.get(2) {
+                            Some(Obj::Str(k)) => k.clone(),
+                            _ => String::new(),
+                        },
+                    ),
+                    _ => (String::new(), String::new()),
                 };
-                stack.push(Obj::Storage(kind));
+                stack.push(Obj::Storage(kind, key));
             }
             b'R' => {
                 let args = stack.pop().ok_or_else(bad)?;
@@ -317,24 +324,37 @@ fn reduce(f: &Obj, args: Obj) -> Obj {
         _ => return Obj::Other,
     };
     if name.ends_with("_rebuild_tensor_v2") || name.ends_with("_rebuild_tensor") {
-        let dtype = match args.first() {
-            Some(Obj::Storage(s)) => dtype_of(s),
-            _ => "float".into(),
+        let (dtype, key) = match args.first() {
+            Some(Obj::Storage(s, k)) => (dtype_of(s), Some(k.clone())),
+            _ => ("float".into(), None),
         };
-        let shape = match args.get(2) {
-            Some(Obj::Tuple(s)) => s
-                .iter()
-                .filter_map(|x| {
-                    if let Obj::Int(i) = x {
-                        Some(*i as u64)
-                    } else {
-                        None
-                    }
+        let ints = |o: Option<&Obj>| -> Vec<u64> {
+            match o {
+                Some(Obj::Tuple(s)) => s
+                    .iter()
+                    .filter_map(|x| match x {
+                        Obj::Int(i) => u64::try_from(*i).ok(),
+                        _ => None,
+                    })
+                    .collect(),
+                _ => vec![],
+            }
+        };
+        let shape = ints(args.get(2));
+        let strides = ints(args.get(3));
+        // The storage's member (`<archive>/data/<key>`) is named by key
+        // alone here; degree_file.rs finds it among the members.
+        let data = match (key, args.get(1)) {
+            (Some(k), Some(Obj::Int(off))) if strides.len() == shape.len() => {
+                super::datafile::elem_size(&dtype).map(|e| super::datafile::DataAt {
+                    member: Some(format!("data/{k}")),
+                    offset: (*off).max(0) as u64 * e,
+                    strides,
                 })
-                .collect(),
-            _ => vec![],
+            }
+            _ => None,
         };
-        return Obj::Tensor(Array { dtype, shape });
+        return Obj::Tensor(Array { dtype, shape, data });
     }
     if name.ends_with("OrderedDict") || name.ends_with("defaultdict") {
         return Obj::Dict(vec![]);
@@ -364,7 +384,9 @@ mod tests {
                 "x".to_string(),
                 Array {
                     dtype: "float".into(),
-                    shape: vec![10, 4]
+                    shape: vec![10, 4],
+                    // A float tensor: only integer edge lists are located.
+                    data: None
                 }
             )]
         );

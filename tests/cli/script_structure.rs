@@ -464,3 +464,55 @@ fn edge_types_sampled_with_different_hops_are_no_one_fanout() {
     );
     assert_eq!(err.lines().count(), 1, "{err}");
 }
+
+/// The degree histogram the plan read from the dataset's file.
+fn degrees(r: &Value) -> &Value {
+    &r["job"]["dataset"]["degree_histogram"]
+}
+
+#[test]
+fn degrees_are_read_from_a_torch_saved_graph_as_torch_counts_them() {
+    // The expected buckets are torch's own count of the same file
+    // (benches/pyg/.venv: torch.bincount of edge_index[1], of edge_index[0],
+    // and of indeg[edge_index[0]], bucketed by floor(log2(d)) + 1).
+    let r = plan("torch_file/train.py", &[], &[]);
+    let h = degrees(&r);
+    let v = |k: &str| h[k].clone();
+    assert_eq!(v("counts"), serde_json::json!([9, 20, 104, 146, 21]));
+    assert_eq!(v("degree_sums"), serde_json::json!([0, 20, 266, 724, 190]));
+    assert_eq!(v("out_counts"), serde_json::json!([3, 21, 105, 156, 15]));
+    assert_eq!(
+        v("reached_counts"),
+        serde_json::json!([37, 79, 409, 587, 88])
+    );
+    assert_eq!(
+        v("reached_degree_sums"),
+        serde_json::json!([0, 79, 1037, 2960, 811])
+    );
+    assert!(from(&r, "dataset.degree_histogram").ends_with("torch_file/data/graph.pt"));
+}
+
+#[test]
+fn degrees_of_an_edge_major_npz_and_a_file_with_headers_only() {
+    // A star of 40 leaves into node 0 and a ring over nodes 1..59, stored
+    // E x 2 int32 (degrees_npz/make_graph.py).
+    let r = plan("degrees_npz/train.py", &[], &[]);
+    let h = degrees(&r);
+    // In-degrees: 59 nodes of 1 (bucket 1), node 0 of 40 (bucket 6: 32-63).
+    assert_eq!(h["counts"], serde_json::json!([0, 59, 0, 0, 0, 0, 1]));
+    assert_eq!(h["degree_sums"][6], 40);
+    // Out-degrees: node 0 none, leaves 2 (star and ring), the rest 1.
+    assert_eq!(h["out_counts"], serde_json::json!([1, 19, 40]));
+    // Every edge leaves a node of in-degree 1.
+    assert_eq!(h["reached_counts"], serde_json::json!([0, 99]));
+    // on_disk's file holds the arrays' headers and no values: said, not guessed.
+    let r = plan("on_disk/train.py", &[], &[]);
+    assert!(degrees(&r).is_null());
+    let why = r["assumed"]
+        .as_array()
+        .and_then(|a| a.iter().find(|a| a["field"] == "dataset.degree_histogram"))
+        .and_then(|a| a["why"].as_str())
+        .unwrap_or_default()
+        .to_string();
+    assert!(why.starts_with("on_disk/data/graph.npz"), "{why}");
+}

@@ -1,0 +1,236 @@
+//! The degree histogram of a graph whose edge list is on disk, read from the
+//! file's own values without Python: the `edge_index` of a PyG processed
+//! `data.pt` (its storage member), of an `.npz`, or of an `.npy`. The
+//! sampler's draws depend on the degrees, and without them the plan takes
+//! the top of the range that a generic power law and "every node draws its
+//! whole fanout" span (docs/plan.md, "Degree shape"). On the Flickr-shaped
+//! graph of the ARGO end-to-end run that top was 794k edges per batch
+//! against the 580k the sampler drew, which alone put the plan 18 % high.
+//!
+//! In-degrees count `edge_index[1]` (NeighborLoader samples a node's
+//! incoming edges), out-degrees `edge_index[0]`, and each edge's source's
+//! in-degree gives the reached histogram: the fields of
+//! `profiles::DegreeHistogram`, in its log2 buckets.
+
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+use super::datafile::{Array, elem_size, zip_members};
+use crate::profiles::DegreeHistogram;
+
+/// Graphs above this many nodes are not read here: the two per-node counts
+/// would take more than 256 MiB of the planner's own memory.
+pub const MAX_NODES: u64 = 1 << 25;
+
+/// Elements read per chunk.
+const CHUNK: u64 = 1 << 20;
+
+/// The degree histogram of the edge list among `arrays` (read from `path`),
+/// on a graph of `nodes` nodes.
+pub fn histogram(
+    path: &Path,
+    arrays: &[(String, Array)],
+    nodes: u64,
+) -> Result<DegreeHistogram, String> {
+    if nodes == 0 || nodes > MAX_NODES {
+        return Err(format!(
+            "{nodes} nodes: degrees are read for graphs of 1 to {MAX_NODES} nodes"
+        ));
+    }
+    let (_, e) = arrays
+        .iter()
+        .find(|(n, _)| {
+            let last = n.rsplit('/').next().unwrap_or(n);
+            matches!(last, "edge_index" | "edges" | "edge_list")
+        })
+        .ok_or("no edge_index among its arrays")?;
+    let elem = elem_size(&e.dtype).ok_or_else(|| format!("an edge list of {}", e.dtype))?;
+    let at = e
+        .data
+        .as_ref()
+        .ok_or("the edge list's data is not located")?;
+    // Element (row r, edge i) lies at r * rs + i * is.
+    let (count, rs, is) = match (e.shape.as_slice(), at.strides.as_slice()) {
+        ([2, m], [s0, s1]) => (*m, *s0, *s1),
+        ([m, 2], [s0, s1]) => (*m, *s1, *s0),
+        _ => return Err(format!("an edge list of shape {:?}", e.shape)),
+    };
+    let mut f = std::fs::File::open(path).map_err(|err| format!("{}: {err}", path.display()))?;
+    let base = match &at.member {
+        None => at.offset,
+        Some(name) => {
+            let members = zip_members(&mut f)?;
+            let m = members
+                .iter()
+                .find(|m| m.name == *name || m.name.ends_with(&format!("/{name}")))
+                .ok_or_else(|| format!("no member {name}"))?;
+            if m.method != 0 {
+                return Err(format!("{} is compressed", m.name));
+            }
+            m.data_start(&mut f)? + at.offset
+        }
+    };
+    let mut row = |r: u64, visit: &mut dyn FnMut(u64) -> Result<(), String>| {
+        read_row(&mut f, base, elem, r * rs, is, count, visit)
+    };
+    let check = |v: u64| {
+        (v < nodes)
+            .then_some(v as usize)
+            .ok_or_else(|| format!("the edge list names node {v} of a graph of {nodes}"))
+    };
+    let mut indeg = vec![0u32; nodes as usize];
+    let mut outdeg = vec![0u32; nodes as usize];
+    row(1, &mut |v| {
+        let v = check(v)?;
+        indeg[v] = indeg[v].saturating_add(1);
+        Ok(())
+    })?;
+    let mut reached = Buckets::default();
+    row(0, &mut |u| {
+        let u = check(u)?;
+        outdeg[u] = outdeg[u].saturating_add(1);
+        reached.add(indeg[u]);
+        Ok(())
+    })?;
+    let (mut counts, mut out) = (Buckets::default(), Buckets::default());
+    indeg.iter().for_each(|d| counts.add(*d));
+    outdeg.iter().for_each(|d| out.add(*d));
+    Ok(DegreeHistogram {
+        counts: counts.counts,
+        degree_sums: Some(counts.sums),
+        out_counts: Some(out.counts),
+        out_degree_sums: Some(out.sums),
+        reached_counts: Some(reached.counts),
+        reached_degree_sums: Some(reached.sums),
+    })
+}
+
+/// Log2 buckets: 0 for degree 0, k for degrees 2^(k-1) .. 2^k - 1.
+#[derive(Default)]
+struct Buckets {
+    counts: Vec<u64>,
+    sums: Vec<u64>,
+}
+
+impl Buckets {
+    fn add(&mut self, d: u32) {
+        let k = (32 - d.leading_zeros()) as usize;
+        if self.counts.len() <= k {
+            self.counts.resize(k + 1, 0);
+            self.sums.resize(k + 1, 0);
+        }
+        self.counts[k] += 1;
+        self.sums[k] += u64::from(d);
+    }
+}
+
+/// Visits the `count` little-endian integers of one row, which starts
+/// `first` elements past `base` with `step` elements between them.
+fn read_row(
+    f: &mut std::fs::File,
+    base: u64,
+    elem: u64,
+    first: u64,
+    step: u64,
+    count: u64,
+    visit: &mut dyn FnMut(u64) -> Result<(), String>,
+) -> Result<(), String> {
+    let mut buf = Vec::new();
+    let mut i = 0;
+    while i < count {
+        let n = CHUNK.min(count - i);
+        let span = ((n - 1) * step + 1) * elem;
+        f.seek(SeekFrom::Start(base + (first + i * step) * elem))
+            .map_err(|e| e.to_string())?;
+        buf.resize(span as usize, 0);
+        f.read_exact(&mut buf)
+            .map_err(|_| "the edge list ends before its shape says".to_string())?;
+        for j in 0..n {
+            let at = (j * step * elem) as usize;
+            let v = match elem {
+                8 => {
+                    let b: [u8; 8] = buf[at..at + 8].try_into().map_err(|_| "a short read")?;
+                    i64::from_le_bytes(b)
+                }
+                _ => {
+                    let b: [u8; 4] = buf[at..at + 4].try_into().map_err(|_| "a short read")?;
+                    i64::from(i32::from_le_bytes(b))
+                }
+            };
+            visit(u64::try_from(v).map_err(|_| format!("a negative node id {v}"))?)?;
+        }
+        i += n;
+    }
+    Ok(())
+}
+
+/// The degrees of the dataset a script loads, where its files are on disk:
+/// the file `torch.load`/`np.load` reads, or a profiled dataset's processed
+/// file under the root its constructor is given (`Flickr(root='dataset')`:
+/// `dataset/processed/*.pt`, or one folder deeper as OGB and Planetoid keep
+/// them), checked against the profile's node count. None when there is
+/// nothing on disk to read; an error names the file and why.
+pub fn on_disk<'t>(
+    ev: &super::eval::Eval<'t>,
+    call: tree_sitter::Node<'t>,
+    found: &super::graph::DatasetFind,
+) -> Option<Result<(DegreeHistogram, String), String>> {
+    use super::graph::DatasetFind;
+    use super::py::{Found, Value, call_args};
+    let read =
+        |path: &Path, nodes: Option<u64>| -> Option<Result<(DegreeHistogram, String), String>> {
+            let arrays = super::datafile::arrays(path).ok()?;
+            let g = super::datafile::graph(&arrays)?;
+            if nodes.is_some_and(|n| n != g.nodes) {
+                return None;
+            }
+            let shown = path.display().to_string();
+            Some(
+                histogram(path, &arrays, g.nodes)
+                    .map(|h| (h, shown.clone()))
+                    .map_err(|e| format!("{shown}: {e}")),
+            )
+        };
+    match found {
+        DatasetFind::File(_, file, _) => read(Path::new(file), None),
+        DatasetFind::Named(Found {
+            value: Value::Str(name),
+            ..
+        }) => {
+            let profile = crate::profiles::dataset(name).ok()?;
+            let args = call_args(ev.src(call), call);
+            let root = args
+                .keywords
+                .iter()
+                .find(|(k, _)| k == "root")
+                .map(|(_, v)| *v)
+                .or(args.positional.first().copied())
+                .and_then(|n| ev.eval(n))?;
+            let Value::Str(root) = root.value else {
+                return None;
+            };
+            let root = ev.cwd.join(root);
+            let mut dirs = vec![root.join("processed")];
+            if let Ok(entries) = std::fs::read_dir(&root) {
+                let mut deeper: Vec<_> = entries
+                    .filter_map(Result::ok)
+                    .map(|e| e.path().join("processed"))
+                    .filter(|p| p.is_dir())
+                    .collect();
+                deeper.sort();
+                dirs.extend(deeper);
+            }
+            dirs.iter().find_map(|d| {
+                let mut files: Vec<_> = std::fs::read_dir(d)
+                    .ok()?
+                    .filter_map(Result::ok)
+                    .map(|e| e.path())
+                    .filter(|p| p.extension().is_some_and(|x| x == "pt"))
+                    .collect();
+                files.sort();
+                files.iter().find_map(|f| read(f, Some(profile.nodes)))
+            })
+        }
+        _ => None,
+    }
+}
