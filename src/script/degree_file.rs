@@ -55,9 +55,34 @@ pub fn histogram(
         ([m, 2], [s0, s1]) => (*m, *s1, *s0),
         _ => return Err(format!("an edge list of shape {:?}", e.shape)),
     };
+    // The layouts torch and numpy write: rows contiguous, or pairs side by
+    // side. Any other stride (a view saved as is) is not followed, and no
+    // stride from the file can make a read larger than a chunk of pairs.
+    let layout_ok = (is == 1 && rs >= count) || (is == 2 && rs == 1);
+    if !layout_ok {
+        return Err(format!(
+            "an edge list with strides {:?} (only contiguous rows or pairs are read)",
+            at.strides
+        ));
+    }
+    // Bytes to the end of the last element, row 1's last edge.
+    let end = count
+        .saturating_sub(1)
+        .checked_mul(is)
+        .and_then(|n| n.checked_add(rs.checked_add(1)?))
+        .and_then(|n| n.checked_mul(elem))
+        .and_then(|n| n.checked_add(at.offset))
+        .ok_or("an edge list too long")?;
     let mut f = std::fs::File::open(path).map_err(|err| format!("{}: {err}", path.display()))?;
+    let short = "the edge list ends before its shape says".to_string();
     let base = match &at.member {
-        None => at.offset,
+        None => {
+            let len = f.metadata().map_err(|err| err.to_string())?.len();
+            if end > len {
+                return Err(short);
+            }
+            at.offset
+        }
         Some(name) => {
             let members = zip_members(&mut f)?;
             let m = members
@@ -66,6 +91,9 @@ pub fn histogram(
                 .ok_or_else(|| format!("no member {name}"))?;
             if m.method != 0 {
                 return Err(format!("{} is compressed", m.name));
+            }
+            if end > m.size {
+                return Err(short);
             }
             m.data_start(&mut f)? + at.offset
         }
@@ -232,5 +260,53 @@ pub fn on_disk<'t>(
             })
         }
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `.npy` of int64 `rows`, C order, with `shape` in its header.
+    fn npy(dir: &Path, shape: &str, values: &[i64], fortran: bool) -> std::path::PathBuf {
+        let dict = format!(
+            "{{'descr': '<i8', 'fortran_order': {}, 'shape': {shape}, }}",
+            if fortran { "True" } else { "False" }
+        );
+        let mut b = b"\x93NUMPY\x01\x00".to_vec();
+        b.extend((dict.len() as u16).to_le_bytes());
+        b.extend(dict.as_bytes());
+        values.iter().for_each(|v| b.extend(v.to_le_bytes()));
+        let p = dir.join("edge_index.npy");
+        std::fs::write(&p, b).unwrap();
+        p
+    }
+
+    fn read(p: &Path, nodes: u64) -> Result<DegreeHistogram, String> {
+        let arrays = super::super::datafile::arrays(p)?;
+        histogram(p, &arrays, nodes)
+    }
+
+    #[test]
+    fn both_orders_of_a_two_by_e_array_give_the_same_degrees() {
+        let t = tempfile::tempdir().unwrap();
+        // Edges 0->1, 0->2, 1->2: in-degrees 0, 1, 2.
+        let c = read(&npy(t.path(), "(2, 3)", &[0, 0, 1, 1, 2, 2], false), 3).unwrap();
+        assert_eq!(c.counts, vec![1, 1, 1]);
+        assert_eq!(c.degree_sums, Some(vec![0, 1, 2]));
+        // The same array in Fortran order: columns are the edges' pairs.
+        let f = read(&npy(t.path(), "(2, 3)", &[0, 1, 0, 2, 1, 2], true), 3).unwrap();
+        assert_eq!(f, c);
+    }
+
+    #[test]
+    fn a_truncated_file_and_an_id_past_the_nodes_are_refused() {
+        let t = tempfile::tempdir().unwrap();
+        let e = read(&npy(t.path(), "(2, 3)", &[0, 0, 1, 1, 2], false), 3).unwrap_err();
+        assert!(e.contains("ends before"), "{e}");
+        let e = read(&npy(t.path(), "(2, 3)", &[0, 0, 1, 1, 2, 7], false), 3).unwrap_err();
+        assert!(e.contains("node 7"), "{e}");
+        let e = read(&npy(t.path(), "(2, 3)", &[0, 0, 1, 1, 2, 2], false), 0).unwrap_err();
+        assert!(e.contains("0 nodes"), "{e}");
     }
 }
