@@ -286,12 +286,9 @@ fn a_lower_fitted_value_is_not_carried_to_a_larger_job_and_plan_says_so() {
 
 #[test]
 fn the_designed_calibration_runs_where_pyg_is_installed() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/pyg");
-    let py = root.join(".venv/bin/python");
-    if !py.exists() {
-        eprintln!("skipped: no benches/pyg/.venv (benches/pyg/setup.sh builds it)");
+    let Some(py) = crate::util::pyg_python() else {
         return;
-    }
+    };
     let t = tempfile::tempdir().unwrap();
     let cal = t.path().join("cal.yaml");
     let r = json_of(

@@ -62,16 +62,7 @@ fn a_bad_corpus_line_is_an_error_naming_the_line() {
     assert!(err.contains("corpus line 1"), "{err}");
 }
 
-/// The venv of benches/pyg/setup.sh, when this machine has one.
-fn pyg_python() -> Option<std::path::PathBuf> {
-    let py = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/pyg/.venv/bin/python");
-    let ok = py.is_file()
-        && std::process::Command::new(&py)
-            .args(["-c", "import torch_geometric, torch_sparse"])
-            .output()
-            .is_ok_and(|o| o.status.success());
-    ok.then_some(py)
-}
+use crate::util::pyg_python;
 
 /// Largest over-prediction per accounting: the 10 %.
 const MAX_OVER: [(&str, f64); 2] = [("cgroup", 0.10), ("rss_sum", 0.10)];

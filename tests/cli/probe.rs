@@ -259,11 +259,9 @@ fn a_directory_that_is_not_a_probed_run_is_one_line_and_exit_2() {
 #[test]
 fn a_fresh_real_run_is_probed_where_pyg_is_importable() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/pyg");
-    let py = root.join(".venv/bin/python");
-    if !py.exists() {
-        eprintln!("skipped: no benches/pyg/.venv (benches/pyg/setup.sh builds it)");
+    let Some(py) = crate::util::pyg_python() else {
         return;
-    }
+    };
     let t = tempfile::tempdir().unwrap();
     let run = t.path().join("run");
     watch_probe(&run)

@@ -56,3 +56,30 @@ pub fn coefficient_source(plan: &serde_json::Value, name: &str) -> serde_json::V
         .cloned()
         .unwrap_or_else(|| panic!("no {name} among the plan's coefficient sources: {plan}"))
 }
+
+/// The corpus venv's python (benches/pyg/setup.sh) when it can run a
+/// NeighborLoader: torch_geometric and a sampler backend (torch_sparse or
+/// pyg_lib) importable. None, with the reason printed, otherwise: a venv
+/// whose setup is still compiling torch-sparse is not one to judge by.
+pub fn pyg_python() -> Option<PathBuf> {
+    let py = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/pyg/.venv/bin/python");
+    if !py.exists() {
+        eprintln!("skipped: no benches/pyg/.venv (benches/pyg/setup.sh builds it)");
+        return None;
+    }
+    let ok = std::process::Command::new(&py)
+        .args([
+            "-c",
+            "import importlib.util as u, torch_geometric; \
+             assert u.find_spec('torch_sparse') or u.find_spec('pyg_lib')",
+        ])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!(
+            "skipped: benches/pyg/.venv cannot sample (torch_geometric with torch_sparse or pyg_lib); setup.sh has not finished"
+        );
+        return None;
+    }
+    Some(py)
+}
