@@ -72,6 +72,9 @@ pub fn find(ev: &Eval) -> GraphFind {
     // The training script's own constructors come before its modules'
     // (a helper module may load other datasets for other scripts).
     let mut profiled: Vec<(bool, String, Found)> = Vec::new();
+    // The call that gave the chosen dataset: its files are read for the
+    // degrees once, after every candidate has been weighed.
+    let mut chosen: Option<(Node, DatasetFind)> = None;
     for call in ev.calls() {
         if !super::reachable(ev, call) {
             continue;
@@ -103,7 +106,7 @@ pub fn find(ev: &Eval) -> GraphFind {
                 profiled.push((own, p.name, f.clone()));
             }
             if better(&out.dataset, out_weight, &d, weight) {
-                out.degrees = super::degree_file::on_disk(ev, call, &d);
+                chosen = Some((call, d.clone()));
                 out.dataset = Some(d);
                 out_weight = weight;
             }
@@ -190,7 +193,24 @@ pub fn find(ev: &Eval) -> GraphFind {
     {
         out.dataset = Some(DatasetFind::Named(f.clone()));
     }
+    // Only when the dataset decided last is still the chosen call's (not
+    // several names, nor the `--dataset` argument's).
+    out.degrees = chosen
+        .filter(|(_, d)| out.dataset.as_ref().map(dataset_key) == Some(dataset_key(d)))
+        .and_then(|(call, d)| super::degree_file::on_disk(ev, call, &d));
     out
+}
+
+/// What identifies a dataset found: a profile's name, a file's path.
+fn dataset_key(d: &DatasetFind) -> Option<String> {
+    match d {
+        DatasetFind::Named(Found {
+            value: Value::Str(n),
+            ..
+        }) => Some(crate::profiles::dataset(n).map_or_else(|_| n.clone(), |p| p.name)),
+        DatasetFind::File(_, path, _) => Some(path.clone()),
+        _ => None,
+    }
 }
 
 /// 1 for a dataset built to be used; 0 for one built and dropped (a

@@ -236,6 +236,8 @@ fn layer_summary<'t>(ev: &Eval<'t>, class: Node<'t>) -> bool {
         .filter(|c| inside(c))
         .map(|c| callee_name(ev.src(*c), *c))
         .collect();
+    // `transformer_like` leaves out PyG's convs; TransformerConv is one,
+    // and a class that builds it is a layer, not a summary.
     names.iter().any(|n| matches!(*n, "LSTM" | "GRU"))
         && !names
             .iter()
