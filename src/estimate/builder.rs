@@ -93,6 +93,12 @@ impl Builder {
 /// (a sorted edge_index then lives in /dev/shm when workers share it).
 pub(super) fn base_dataset(b: &mut Builder, ds: &DatasetBytes, loaders_built: bool) {
     b.add("features", ds.features as f64);
+    if ds.features_replaced > 0 {
+        b.add(
+            "features replaced by the script (the dataset keeps the original)",
+            ds.features_replaced as f64,
+        );
+    }
     b.add("labels", ds.labels as f64);
     if loaders_built && ds.edge_index_shared {
         b.add_shm("edge_index (in /dev/shm)", ds.edge_index as f64);

@@ -11,6 +11,9 @@ use crate::spec::Job;
 pub struct DatasetBytes {
     /// Node features: feature_nodes · F · dtype.
     pub features: u64,
+    /// A second copy of the features the script computes while the dataset
+    /// object keeps the first (`load.replaces_features`), else 0.
+    pub features_replaced: u64,
     /// Labels: N · label dtype.
     pub labels: u64,
     /// edge_index after loading: 2 · E' · 8 (int64 COO).
@@ -36,7 +39,7 @@ pub struct DatasetBytes {
 impl DatasetBytes {
     /// Everything resident once loading is done.
     pub fn resident(&self) -> u64 {
-        self.features + self.labels + self.edge_index + self.splits
+        self.features + self.features_replaced + self.labels + self.edge_index + self.splits
     }
 }
 
@@ -62,6 +65,11 @@ pub fn dataset_bytes(job: &Job, workers: u32, is_sorted: bool, sort_moment: u64)
     let edges = loaded_edges(job);
     let features = d.feature_nodes.unwrap_or(n) * d.features * d.feature_dtype.size();
     let labels = n * d.label_dtype.size();
+    let features_replaced = if job.load.replaces_features {
+        features
+    } else {
+        0
+    };
     let s = d.splits();
     let splits = (s.train + s.valid + s.test) * 8;
     // A plain DataLoader (generic models) builds no CSC.
@@ -137,6 +145,11 @@ pub fn dataset_bytes(job: &Job, workers: u32, is_sorted: bool, sort_moment: u64)
             sorting,
             "sorting edge_index by destination: the sort beside the old edge_index",
         ),
+        // `(x - mean) / std`: the old, the temporary and the new at once.
+        (
+            features_replaced,
+            "replacing the features: the original, a temporary and the new copy at once",
+        ),
     ]
     .into_iter()
     .fold((0, "the dataset loaded"), |best, c| {
@@ -144,6 +157,7 @@ pub fn dataset_bytes(job: &Job, workers: u32, is_sorted: bool, sort_moment: u64)
     });
     DatasetBytes {
         features,
+        features_replaced,
         labels,
         edge_index: 16 * edges,
         splits,

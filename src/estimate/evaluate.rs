@@ -45,7 +45,8 @@ pub(super) fn evaluate_phase(
     eval_gpu: &[Component],
 ) -> PhaseEstimate {
     let csc = ds.csc as f64;
-    let shm = settings.num_workers > 0 || c.we > 0;
+    let shm = (settings.num_workers > 0 || c.we > 0)
+        && job.loader_kind != crate::spec::LoaderKind::NeighborSampler;
     let (w, we) = (settings.num_workers as f64, c.we as f64);
     // Persistent train workers idle through evaluation.
     let idle_train = if settings.persistent_workers { w } else { 0.0 };

@@ -208,7 +208,10 @@ pub fn estimate_with(
     b.add("load transient", ds.load_extra as f64);
     phases.push(b.finish(Phase::Load, ds.load_extra_cause, &[]));
 
-    let csc_name = if w > 0 {
+    // The legacy NeighborSampler's workers fork its SparseTensor: nothing
+    // moves to /dev/shm (estimate/dataset.rs).
+    let csc_shm = w > 0 && job.loader_kind != crate::spec::LoaderKind::NeighborSampler;
+    let csc_name = if csc_shm {
         "CSC copies in /dev/shm"
     } else {
         "CSC copies (one per loader)"
@@ -216,7 +219,7 @@ pub fn estimate_with(
     let mut b = Builder::new(job.ranks_per_node, detail);
     b.add("runtime (python, torch, PyG)", runtime);
     base_dataset(&mut b, &ds, true);
-    add_csc(&mut b, csc_name, w > 0, resident_loaders * csc);
+    add_csc(&mut b, csc_name, csc_shm, resident_loaders * csc);
     b.add("subgraph loader's node ids (arange)", node_ids);
     b.add(
         "CSC build transient (sort, share)",
@@ -251,7 +254,7 @@ pub fn estimate_with(
     let mut b = Builder::new(job.ranks_per_node, detail);
     b.add("runtime (python, torch, PyG)", runtime);
     base_dataset(&mut b, &ds, true);
-    add_csc(&mut b, csc_name, w > 0, resident_loaders * csc);
+    add_csc(&mut b, csc_name, csc_shm, resident_loaders * csc);
     b.add("subgraph loader's node ids (arange)", node_ids);
     b.in_flight(&train_flight, false);
     b.add("train workers (private pages)", w as f64 * private);
@@ -272,7 +275,7 @@ pub fn estimate_with(
     add_csc(
         &mut b,
         "deleted eval loaders' CSCs (not yet collected)",
-        w > 0,
+        csc_shm,
         lingering_eval_loaders(settings, job.epochs.saturating_sub(1), job.eval_every) * csc,
     );
     phases.push(b.finish(

@@ -318,6 +318,11 @@ impl JobArgs {
         let mut spec = r.job.clone();
         let mut warnings = r.warnings.clone();
         self.apply(&mut spec, &mut warnings)?;
+        if spec.device == crate::spec::Device::Cpu {
+            // `data.to(device)` with the device decided at run time: on the
+            // CPU it moves nothing.
+            warnings.retain(|w| !w.contains(crate::script::GRAPH_TO_GPU));
+        }
         warnings.extend(crate::calibrate::file::stack_note(
             self.calibration.as_deref(),
             spec.stack.as_ref(),

@@ -26,96 +26,26 @@ pub const MAX_NODES: u64 = 1 << 25;
 const CHUNK: u64 = 1 << 20;
 
 /// The degree histogram of the edge list among `arrays` (read from `path`),
-/// on a graph of `nodes` nodes.
+/// on a graph of `nodes` nodes; with `undirected`, of the graph after
+/// `to_undirected`/`to_symmetric` (degree_undirected.rs).
 pub fn histogram(
     path: &Path,
     arrays: &[(String, Array)],
     nodes: u64,
+    undirected: bool,
 ) -> Result<DegreeHistogram, String> {
-    if nodes == 0 || nodes > MAX_NODES {
-        return Err(format!(
-            "{nodes} nodes: degrees are read for graphs of 1 to {MAX_NODES} nodes"
-        ));
+    let mut list = EdgeList::open(path, arrays, nodes)?;
+    if undirected {
+        return super::degree_undirected::histogram(&mut list);
     }
-    let (_, e) = arrays
-        .iter()
-        .find(|(n, _)| {
-            let last = n.rsplit('/').next().unwrap_or(n);
-            matches!(last, "edge_index" | "edges" | "edge_list")
-        })
-        .ok_or("no edge_index among its arrays")?;
-    let elem = elem_size(&e.dtype).ok_or_else(|| format!("an edge list of {}", e.dtype))?;
-    let at = e
-        .data
-        .as_ref()
-        .ok_or("the edge list's data is not located")?;
-    // Element (row r, edge i) lies at r * rs + i * is.
-    let (count, rs, is) = match (e.shape.as_slice(), at.strides.as_slice()) {
-        ([2, m], [s0, s1]) => (*m, *s0, *s1),
-        ([m, 2], [s0, s1]) => (*m, *s1, *s0),
-        _ => return Err(format!("an edge list of shape {:?}", e.shape)),
-    };
-    // The layouts torch and numpy write: rows contiguous, or pairs side by
-    // side. Any other stride (a view saved as is) is not followed, and no
-    // stride from the file can make a read larger than a chunk of pairs.
-    let layout_ok = (is == 1 && rs >= count) || (is == 2 && rs == 1);
-    if !layout_ok {
-        return Err(format!(
-            "an edge list with strides {:?} (only contiguous rows or pairs are read)",
-            at.strides
-        ));
-    }
-    // Bytes to the end of the last element, row 1's last edge.
-    let end = count
-        .saturating_sub(1)
-        .checked_mul(is)
-        .and_then(|n| n.checked_add(rs.checked_add(1)?))
-        .and_then(|n| n.checked_mul(elem))
-        .and_then(|n| n.checked_add(at.offset))
-        .ok_or("an edge list too long")?;
-    let mut f = std::fs::File::open(path).map_err(|err| format!("{}: {err}", path.display()))?;
-    let short = "the edge list ends before its shape says".to_string();
-    let base = match &at.member {
-        None => {
-            let len = f.metadata().map_err(|err| err.to_string())?.len();
-            if end > len {
-                return Err(short);
-            }
-            at.offset
-        }
-        Some(name) => {
-            let members = zip_members(&mut f)?;
-            let m = members
-                .iter()
-                .find(|m| m.name == *name || m.name.ends_with(&format!("/{name}")))
-                .ok_or_else(|| format!("no member {name}"))?;
-            if m.method != 0 {
-                return Err(format!("{} is compressed", m.name));
-            }
-            if end > m.size {
-                return Err(short);
-            }
-            m.data_start(&mut f)? + at.offset
-        }
-    };
-    let mut row = |r: u64, visit: &mut dyn FnMut(u64) -> Result<(), String>| {
-        read_row(&mut f, base, elem, r * rs, is, count, visit)
-    };
-    let check = |v: u64| {
-        (v < nodes)
-            .then_some(v as usize)
-            .ok_or_else(|| format!("the edge list names node {v} of a graph of {nodes}"))
-    };
     let mut indeg = vec![0u32; nodes as usize];
     let mut outdeg = vec![0u32; nodes as usize];
-    row(1, &mut |v| {
-        let v = check(v)?;
+    list.row(1, &mut |v| {
         indeg[v] = indeg[v].saturating_add(1);
         Ok(())
     })?;
     let mut reached = Buckets::default();
-    row(0, &mut |u| {
-        let u = check(u)?;
+    list.row(0, &mut |u| {
         outdeg[u] = outdeg[u].saturating_add(1);
         reached.add(indeg[u]);
         Ok(())
@@ -133,15 +63,143 @@ pub fn histogram(
     })
 }
 
+/// An edge list located in its file, its layout checked: row 0 holds the
+/// sources, row 1 the destinations.
+pub struct EdgeList {
+    f: std::fs::File,
+    /// File offset of element (0, 0).
+    base: u64,
+    elem: u64,
+    /// Elements between rows, and between one edge and the next.
+    row_stride: u64,
+    edge_stride: u64,
+    /// Edges.
+    pub count: u64,
+    /// Nodes of the graph: every id must be below it.
+    pub nodes: u64,
+}
+
+impl EdgeList {
+    /// Finds the edge list among `arrays` and checks that its layout and
+    /// extent are readable from `path`.
+    pub fn open(path: &Path, arrays: &[(String, Array)], nodes: u64) -> Result<EdgeList, String> {
+        if nodes == 0 || nodes > MAX_NODES {
+            return Err(format!(
+                "{nodes} nodes: degrees are read for graphs of 1 to {MAX_NODES} nodes"
+            ));
+        }
+        let (_, e) = arrays
+            .iter()
+            .find(|(n, _)| {
+                let last = n.rsplit('/').next().unwrap_or(n);
+                matches!(last, "edge_index" | "edges" | "edge_list")
+            })
+            .ok_or("no edge_index among its arrays")?;
+        let elem = elem_size(&e.dtype).ok_or_else(|| format!("an edge list of {}", e.dtype))?;
+        let at = e
+            .data
+            .as_ref()
+            .ok_or("the edge list's data is not located")?;
+        // Element (row r, edge i) lies at r * rs + i * is.
+        let (count, rs, is) = match (e.shape.as_slice(), at.strides.as_slice()) {
+            ([2, m], [s0, s1]) => (*m, *s0, *s1),
+            ([m, 2], [s0, s1]) => (*m, *s1, *s0),
+            _ => return Err(format!("an edge list of shape {:?}", e.shape)),
+        };
+        // The layouts torch and numpy write: rows contiguous, or pairs side by
+        // side. Any other stride (a view saved as is) is not followed, and no
+        // stride from the file can make a read larger than a chunk of pairs.
+        let layout_ok = (is == 1 && rs >= count) || (is == 2 && rs == 1);
+        if !layout_ok {
+            return Err(format!(
+                "an edge list with strides {:?} (only contiguous rows or pairs are read)",
+                at.strides
+            ));
+        }
+        // Bytes to the end of the last element, row 1's last edge.
+        let end = count
+            .saturating_sub(1)
+            .checked_mul(is)
+            .and_then(|n| n.checked_add(rs.checked_add(1)?))
+            .and_then(|n| n.checked_mul(elem))
+            .and_then(|n| n.checked_add(at.offset))
+            .ok_or("an edge list too long")?;
+        let mut f =
+            std::fs::File::open(path).map_err(|err| format!("{}: {err}", path.display()))?;
+        let short = "the edge list ends before its shape says".to_string();
+        let base = match &at.member {
+            None => {
+                let len = f.metadata().map_err(|err| err.to_string())?.len();
+                if end > len {
+                    return Err(short);
+                }
+                at.offset
+            }
+            Some(name) => {
+                let members = zip_members(&mut f)?;
+                let m = members
+                    .iter()
+                    .find(|m| m.name == *name || m.name.ends_with(&format!("/{name}")))
+                    .ok_or_else(|| format!("no member {name}"))?;
+                if m.method != 0 {
+                    return Err(format!("{} is compressed", m.name));
+                }
+                if end > m.size {
+                    return Err(short);
+                }
+                m.data_start(&mut f)? + at.offset
+            }
+        };
+        Ok(EdgeList {
+            f,
+            base,
+            elem,
+            row_stride: rs,
+            edge_stride: is,
+            count,
+            nodes,
+        })
+    }
+
+    /// Visits the node ids of row `r` (0: sources, 1: destinations), each
+    /// checked to be a node of the graph.
+    pub fn row(
+        &mut self,
+        r: u64,
+        visit: &mut dyn FnMut(usize) -> Result<(), String>,
+    ) -> Result<(), String> {
+        let nodes = self.nodes;
+        read_row(
+            &mut self.f,
+            self.base,
+            self.elem,
+            r * self.row_stride,
+            self.edge_stride,
+            self.count,
+            &mut |v| {
+                if v >= nodes {
+                    return Err(format!(
+                        "the edge list names node {v} of a graph of {nodes}"
+                    ));
+                }
+                visit(v as usize)
+            },
+        )
+    }
+}
+
 /// Log2 buckets: 0 for degree 0, k for degrees 2^(k-1) .. 2^k - 1.
 #[derive(Default)]
-struct Buckets {
-    counts: Vec<u64>,
-    sums: Vec<u64>,
+pub struct Buckets {
+    /// Nodes (or edges) per bucket.
+    pub counts: Vec<u64>,
+    /// The sum of the degrees in each bucket.
+    pub sums: Vec<u64>,
 }
 
 impl Buckets {
-    fn add(&mut self, d: u32) {
+    /// Counts one degree.
+    pub fn add(&mut self, d: u32) {
         let k = (32 - d.leading_zeros()) as usize;
         if self.counts.len() <= k {
             self.counts.resize(k + 1, 0);
@@ -192,77 +250,6 @@ fn read_row(
     Ok(())
 }
 
-/// The degrees of the dataset a script loads, where its files are on disk:
-/// the file `torch.load`/`np.load` reads, or a profiled dataset's processed
-/// file under the root its constructor is given (`Flickr(root='dataset')`:
-/// `dataset/processed/*.pt`, or one folder deeper as OGB and Planetoid keep
-/// them), checked against the profile's node count. None when there is
-/// nothing on disk to read; an error names the file and why.
-pub fn on_disk<'t>(
-    ev: &super::eval::Eval<'t>,
-    call: tree_sitter::Node<'t>,
-    found: &super::graph::DatasetFind,
-) -> Option<Result<(DegreeHistogram, String), String>> {
-    use super::graph::DatasetFind;
-    use super::py::{Found, Value, call_args};
-    let read =
-        |path: &Path, nodes: Option<u64>| -> Option<Result<(DegreeHistogram, String), String>> {
-            let arrays = super::datafile::arrays(path).ok()?;
-            let g = super::datafile::graph(&arrays)?;
-            if nodes.is_some_and(|n| n != g.nodes) {
-                return None;
-            }
-            let shown = path.display().to_string();
-            Some(
-                histogram(path, &arrays, g.nodes)
-                    .map(|h| (h, shown.clone()))
-                    .map_err(|e| format!("{shown}: {e}")),
-            )
-        };
-    match found {
-        DatasetFind::File(_, file, _) => read(Path::new(file), None),
-        DatasetFind::Named(Found {
-            value: Value::Str(name),
-            ..
-        }) => {
-            let profile = crate::profiles::dataset(name).ok()?;
-            let args = call_args(ev.src(call), call);
-            let root = args
-                .keywords
-                .iter()
-                .find(|(k, _)| k == "root")
-                .map(|(_, v)| *v)
-                .or(args.positional.first().copied())
-                .and_then(|n| ev.eval(n))?;
-            let Value::Str(root) = root.value else {
-                return None;
-            };
-            let root = ev.cwd.join(root);
-            let mut dirs = vec![root.join("processed")];
-            if let Ok(entries) = std::fs::read_dir(&root) {
-                let mut deeper: Vec<_> = entries
-                    .filter_map(Result::ok)
-                    .map(|e| e.path().join("processed"))
-                    .filter(|p| p.is_dir())
-                    .collect();
-                deeper.sort();
-                dirs.extend(deeper);
-            }
-            dirs.iter().find_map(|d| {
-                let mut files: Vec<_> = std::fs::read_dir(d)
-                    .ok()?
-                    .filter_map(Result::ok)
-                    .map(|e| e.path())
-                    .filter(|p| p.extension().is_some_and(|x| x == "pt"))
-                    .collect();
-                files.sort();
-                files.iter().find_map(|f| read(f, Some(profile.nodes)))
-            })
-        }
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -284,7 +271,7 @@ mod tests {
 
     fn read(p: &Path, nodes: u64) -> Result<DegreeHistogram, String> {
         let arrays = super::super::datafile::arrays(p)?;
-        histogram(p, &arrays, nodes)
+        histogram(p, &arrays, nodes, false)
     }
 
     #[test]

@@ -7,6 +7,10 @@ use super::model::ModelFind;
 use super::py::{Found, Value};
 use crate::spec::Device;
 
+/// The words of the warning about a graph moved whole to the GPU, which a
+/// job planned on the CPU (`--device cpu`) drops.
+pub const GRAPH_TO_GPU: &str = "moves the whole graph to the GPU";
+
 /// Fills the dataset, load and device fields.
 pub fn graph(l: &mut Ledger, g: &GraphFind) {
     match &g.dataset {
@@ -56,14 +60,7 @@ pub fn graph(l: &mut Ledger, g: &GraphFind) {
         )),
     }
     match &g.degrees {
-        Some(Ok((h, file))) => match &g.undirected {
-            None => with_degrees(l, h, file),
-            Some(at) => l.assume(
-                "dataset.degree_histogram",
-                "not read".into(),
-                format!("{file} holds the graph before {at} makes it undirected: its degrees are not the sampled graph's"),
-            ),
-        },
+        Some(Ok((h, file))) => with_degrees(l, h, file, g.undirected.as_deref()),
         Some(Err(why)) => l.assume("dataset.degree_histogram", "not read".into(), why.clone()),
         None => {}
     }
@@ -92,6 +89,10 @@ pub fn graph(l: &mut Ledger, g: &GraphFind) {
             "no to_undirected / ToUndirected call".into(),
         ),
     }
+    if let Some(at) = &g.features_replaced {
+        l.spec.load.replaces_features = true;
+        l.read("load.replaces_features", true.into(), at.clone());
+    }
     if let Some(at) = &g.cpu_only {
         l.spec.device = Device::Cpu;
         l.read("device", "cpu".into(), at.clone());
@@ -104,7 +105,7 @@ pub fn graph(l: &mut Ledger, g: &GraphFind) {
     }
     if let Some(at) = &g.graph_on_gpu {
         l.warnings.push(format!(
-            "{at} moves the whole graph to the GPU; headroom's GPU figures count the batches, not a resident graph: add the graph's size to the GPU peak"
+            "{at} {GRAPH_TO_GPU}; headroom's GPU figures count the batches, not a resident graph: add the graph's size to the GPU peak"
         ));
     }
     if let Some(at) = &g.mmap {
@@ -163,13 +164,31 @@ fn inline(l: &mut Ledger, g: &crate::script::datafile::FileGraph, name: &str, fr
 
 /// Gives the dataset the degree histogram read from `file`: the sampler's
 /// batches follow the graph's own degrees, not a generic shape.
-fn with_degrees(l: &mut Ledger, h: &crate::profiles::DegreeHistogram, file: &str) {
+/// Puts the degrees read from `file` into the dataset; `undirected` is the
+/// line that makes the graph undirected, whose coalesced edge count the
+/// histogram's degree sums give.
+fn with_degrees(
+    l: &mut Ledger,
+    h: &crate::profiles::DegreeHistogram,
+    file: &str,
+    undirected: Option<&str>,
+) {
     let profile = match &l.spec.dataset {
         crate::spec::DatasetRef::Name(n) => crate::profiles::dataset(n).ok(),
         crate::spec::DatasetRef::Inline(p) => Some((**p).clone()),
     };
     let Some(mut p) = profile else { return };
-    if let Err(e) = h.validate(p.nodes, p.edges) {
+    let coalesced = undirected
+        .and(h.degree_sums.as_ref())
+        .map(|s| s.iter().sum::<u64>());
+    let checked = h.validate(p.nodes, p.edges).and_then(|()| match coalesced {
+        Some(e) if e == 0 || e > 2 * p.edges => Err(format!(
+            "{e} edges after coalescing, outside 1..=2·{} stored",
+            p.edges
+        )),
+        _ => Ok(()),
+    });
+    if let Err(e) = checked {
         l.assume(
             "dataset.degree_histogram",
             "not read".into(),
@@ -178,12 +197,15 @@ fn with_degrees(l: &mut Ledger, h: &crate::profiles::DegreeHistogram, file: &str
         return;
     }
     p.degree_histogram = Some(h.clone());
+    let from = match (undirected, coalesced) {
+        (Some(at), Some(e)) => {
+            p.undirected_edges = Some(e);
+            format!("{file}, made undirected as {at} does: {e} edges after coalescing")
+        }
+        _ => file.to_string(),
+    };
     l.spec.dataset = crate::spec::DatasetRef::Inline(Box::new(p));
-    l.read(
-        "dataset.degree_histogram",
-        "measured".into(),
-        file.to_string(),
-    );
+    l.read("dataset.degree_histogram", "measured".into(), from);
 }
 
 /// Fills the model fields.

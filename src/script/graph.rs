@@ -58,6 +58,9 @@ pub struct GraphFind {
     pub gc_collect: Option<String>,
     /// A graph database the script reads the graph and features from (Kùzu).
     pub database: Option<super::graph_database::GraphDatabase>,
+    /// Where the script computes new features while the dataset object
+    /// keeps the old ones (feature_copy.rs).
+    pub features_replaced: Option<String>,
     /// The dataset's degree histogram, read from its files on disk, with
     /// the file; an error says why a file there could not be read.
     pub degrees: Option<Result<(crate::profiles::DegreeHistogram, String), String>>,
@@ -195,9 +198,14 @@ pub fn find(ev: &Eval) -> GraphFind {
     }
     // Only when the dataset decided last is still the chosen call's (not
     // several names, nor the `--dataset` argument's).
-    out.degrees = chosen
-        .filter(|(_, d)| out.dataset.as_ref().map(dataset_key) == Some(dataset_key(d)))
-        .and_then(|(call, d)| super::degree_file::on_disk(ev, call, &d));
+    let chosen =
+        chosen.filter(|(_, d)| out.dataset.as_ref().map(dataset_key) == Some(dataset_key(d)));
+    out.features_replaced = chosen
+        .as_ref()
+        .and_then(|(call, _)| super::feature_copy::replaced(ev, *call));
+    out.degrees = chosen.and_then(|(call, d)| {
+        super::degree_on_disk::on_disk(ev, call, &d, out.undirected.is_some())
+    });
     out
 }
 

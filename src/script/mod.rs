@@ -16,6 +16,8 @@ mod dataclass_cli;
 pub mod datafile;
 mod dataset_name;
 mod degree_file;
+mod degree_on_disk;
+mod degree_undirected;
 mod directives;
 pub mod eval;
 mod eval_cadence;
@@ -25,6 +27,7 @@ mod eval_names;
 mod eval_params;
 mod eval_return;
 mod eval_self;
+mod feature_copy;
 mod fill;
 pub mod graph;
 mod graph_database;
@@ -54,6 +57,7 @@ mod torchfile;
 mod words;
 mod yaml_lines;
 
+pub use fill::GRAPH_TO_GPU;
 pub use reading::{ScriptReading, read_launch, read_python, read_words};
 pub use report::ScriptReport;
 

@@ -370,6 +370,11 @@ pub struct LoadSpec {
     /// (`edge_index[:, edge_index[1].argsort()]`) before passing `is_sorted=True`.
     #[serde(default)]
     pub sort_edges: bool,
+    /// The script replaces the features with a computed tensor
+    /// (`data.x = (data.x - mean) / std`) while the dataset object it took
+    /// them from keeps the original: two copies from then on.
+    #[serde(default)]
+    pub replaces_features: bool,
 }
 
 /// Where the model trains.

@@ -96,6 +96,11 @@ fn pyg_products_example_is_read_from_its_sbatch_script() {
         (json!("layerwise"), "ogbn_products_sage.py:25".into())
     );
     assert_eq!(plan["settings"]["eval_loaders"], "layerwise");
+    // Planned on the CPU, `data.to(device)` moves nothing: no such warning.
+    let cpu = check_json(&[&script("pyg_products/run.sbatch"), "--device", "cpu"]);
+    assert_eq!(cpu["job"]["device"], "cpu");
+    let warnings = cpu["plan"]["warnings"].to_string();
+    assert!(!warnings.contains("moves the whole graph"), "{warnings}");
 }
 
 #[test]

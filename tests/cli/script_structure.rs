@@ -493,6 +493,54 @@ fn degrees_are_read_from_a_torch_saved_graph_as_torch_counts_them() {
 }
 
 #[test]
+fn degrees_of_a_graph_made_undirected_count_each_neighbour_once() {
+    // degrees_npz's star and ring, made undirected by the script: node 0
+    // has its 40 leaves, leaves 1..40 their two ring neighbours and node 0,
+    // nodes 41..59 their two ring neighbours (worked out by hand).
+    let r = plan("degrees_npz/undirected.py", &[], &[]);
+    let h = degrees(&r);
+    assert_eq!(h["counts"], serde_json::json!([0, 0, 59, 0, 0, 0, 1]));
+    assert_eq!(
+        h["degree_sums"],
+        serde_json::json!([0, 0, 158, 0, 0, 0, 40])
+    );
+    // Undirected: out-degrees are the in-degrees, nothing apart is kept.
+    assert!(h["out_counts"].is_null(), "{h}");
+    // The sampled graph's edges: the 99 stored and their reverses.
+    assert_eq!(r["job"]["dataset"]["undirected_edges"], 198);
+    let said = from(&r, "dataset.degree_histogram");
+    assert!(
+        said.contains("undirected.py:14") && said.contains("198 edges"),
+        "{said}"
+    );
+}
+
+#[test]
+fn features_computed_while_the_dataset_keeps_them_are_a_second_copy() {
+    let train = |r: &Value| -> u64 {
+        r["plan"]["components"]
+            .as_array()
+            .and_then(|c| c.iter().find(|c| c["phase"] == "train"))
+            .and_then(|c| c["host_bytes"].as_u64())
+            .unwrap_or_else(|| panic!("no train phase: {}", r["plan"]))
+    };
+    // Standardised through a local name (DGraphFin's baseline does this).
+    let normalized = plan("feature_copy/normalized.py", &[], &[]);
+    assert_eq!(
+        from(&normalized, "load.replaces_features"),
+        "normalized.py:12"
+    );
+    // Moved to the GPU: no host copy, nothing read.
+    let moved = plan("feature_copy/moved.py", &[], &[]);
+    assert_eq!(moved["job"]["load"]["replaces_features"], false);
+    // ogbn-arxiv's features once more: 169,343 x 128 float32.
+    assert_eq!(train(&normalized) - train(&moved), 169_343 * 128 * 4);
+    // A transform that computes features on access copies them per access.
+    let t = plan("feature_copy/transform.py", &[], &[]);
+    assert_eq!(from(&t, "load.replaces_features"), "transform.py:8");
+}
+
+#[test]
 fn degrees_of_an_edge_major_npz_and_a_file_with_headers_only() {
     // A star of 40 leaves into node 0 and a ring over nodes 1..59, stored
     // E x 2 int32 (degrees_npz/make_graph.py).
