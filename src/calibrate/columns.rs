@@ -51,12 +51,19 @@ pub struct Columns {
     pub scale: Vec<f64>,
 }
 
-/// Host bytes per phase of `job` with `c`.
+/// Host bytes per phase of `job` with `c`, less the workers' page tables:
+/// a run's measured memory (RSS, or a cgroup's anon + shmem) holds no
+/// kernel memory, so no coefficient is fitted to absorb it.
 pub fn phase_bytes(job: &Job, c: &Coefficients) -> Vec<(&'static str, f64)> {
     estimate(job, &job.settings, c)
         .phases
         .iter()
-        .map(|p| (p.phase.as_str(), p.host_bytes as f64))
+        .map(|p| {
+            (
+                p.phase.as_str(),
+                p.host_bytes.saturating_sub(p.kernel_bytes) as f64,
+            )
+        })
         .collect()
 }
 

@@ -93,17 +93,27 @@ pub fn compare(text: &str, coeffs: &Coefficients) -> Result<Vec<Compared>> {
             job.accounting = mode;
             let (coeffs, _) = coeffs.for_job(&job);
             let est = estimate(&job, &job.settings, &coeffs);
+            // The recorded cgroup peak is anon + shmem, which holds no
+            // kernel memory: the workers' page tables the plan adds for the
+            // limit (page_tables.rs) are left out of the comparison.
+            let bytes = |p: &crate::estimate::PhaseEstimate| {
+                if mode == Accounting::Cgroup {
+                    p.host_bytes.saturating_sub(p.kernel_bytes)
+                } else {
+                    p.host_bytes
+                }
+            };
             let top = est
                 .phases
                 .iter()
-                .max_by_key(|p| p.host_bytes)
+                .max_by_key(|p| bytes(p))
                 .ok_or_else(|| Error::bad(format!("{}: no phases", row.id)))?;
             out.push(Compared {
                 id: row.id.clone(),
                 command: row.command.clone(),
                 accounting: name,
                 measured,
-                predicted: top.host_bytes,
+                predicted: bytes(top),
                 phase: top.phase.as_str(),
                 phases: est
                     .phases
@@ -115,7 +125,7 @@ pub fn compare(text: &str, coeffs: &Coefficients) -> Result<Vec<Compared>> {
                         } else {
                             m.rss_sum
                         };
-                        Some((p.phase.as_str(), m, p.host_bytes))
+                        Some((p.phase.as_str(), m, bytes(p)))
                     })
                     .collect(),
                 smallest_limit: row.smallest_limit,

@@ -12,6 +12,7 @@ pub(super) struct Builder {
     host: Vec<Component>,
     total: u64,
     shm: f64,
+    kernel: f64,
     ranks: f64,
     detail: bool,
 }
@@ -22,6 +23,7 @@ impl Builder {
             host: Vec::with_capacity(if detail { 12 } else { 0 }),
             total: 0,
             shm: 0.0,
+            kernel: 0.0,
             ranks: ranks as f64,
             detail,
         }
@@ -37,6 +39,11 @@ impl Builder {
     }
     pub(super) fn add_shm(&mut self, name: &'static str, bytes: f64) {
         self.shm += bytes * self.ranks;
+        self.add(name, bytes);
+    }
+    /// Kernel memory the cgroup charges (page_tables.rs).
+    pub(super) fn add_kernel(&mut self, name: &'static str, bytes: f64) {
+        self.kernel += bytes * self.ranks;
         self.add(name, bytes);
     }
     pub(super) fn in_flight(&mut self, f: &InFlight, eval: bool) {
@@ -83,6 +90,7 @@ impl Builder {
             host: self.host,
             host_bytes: self.total,
             shm_bytes: self.shm as u64,
+            kernel_bytes: self.kernel as u64,
             gpu,
             gpu_bytes,
         }

@@ -18,6 +18,8 @@ pub(super) struct EvalCtx {
     pub(super) private: f64,
     pub(super) idle_private: f64,
     pub(super) apparent: f64,
+    /// Each worker's page tables (page_tables.rs; 0 under RSS sum).
+    pub(super) page_tables: f64,
     pub(super) model_host_eval: f64,
     /// The model's tensors that outlive a pass (parameters, gradients,
     /// optimizer state): all of it that is alive while a loader is built.
@@ -61,6 +63,10 @@ pub(super) fn evaluate_phase(
     let workers = |b: &mut Builder, running: f64, name: &'static str, idle: f64, model: f64| {
         b.add(name, running * c.private);
         b.add("idle persistent workers", idle * c.idle_private);
+        b.add_kernel(
+            "workers' page tables (kernel memory)",
+            (running + idle) * c.page_tables,
+        );
         if c.rss_sum {
             // Persistent training workers were forked before training grew
             // the main process's heap: their copies lack it.

@@ -20,6 +20,7 @@ mod host;
 mod host_heap;
 mod layerwise;
 mod layerwise_heap;
+mod page_tables;
 mod phase;
 mod phases;
 #[cfg(test)]

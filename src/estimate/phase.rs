@@ -55,6 +55,9 @@ pub struct PhaseEstimate {
     pub host_bytes: u64,
     /// Part of the host total living in /dev/shm.
     pub shm_bytes: u64,
+    /// Part of the host total that is kernel memory (workers' page tables):
+    /// charged by a cgroup, absent from its anon + shmem counters.
+    pub kernel_bytes: u64,
     /// GPU components (empty before the model reaches the GPU).
     pub gpu: Vec<Component>,
     /// GPU total, bytes, per device.

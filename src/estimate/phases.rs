@@ -11,6 +11,7 @@ use super::gpu::{GpuBreakdown, reserve};
 use super::host::{Queue, in_flight};
 use super::host_heap::{HeapKept, cpu_heap, workers_touched};
 use super::layerwise;
+use super::page_tables;
 use super::phase::{Component, Estimate, Phase};
 use super::{Coefficients, Settings};
 use crate::spec::{Accounting, Device, EvalLoaders, Job};
@@ -191,6 +192,19 @@ pub fn estimate_with(
             settings,
         )
     };
+    // The legacy NeighborSampler's workers fork its SparseTensor: nothing
+    // moves to /dev/shm (estimate/dataset.rs).
+    let csc_shm = w > 0 && job.loader_kind != crate::spec::LoaderKind::NeighborSampler;
+    // The main process's anonymous memory when workers fork (their page
+    // tables copy its entries: page_tables.rs): the runtime, the dataset,
+    // CSCs it holds itself, and what CPU training keeps.
+    let csc_private = if csc_shm { 0.0 } else { resident_loaders * csc };
+    let main_at_fork = coeffs.runtime_bytes as f64
+        + fork_mapped
+        + csc_private
+        + node_ids
+        + model_host
+        + heap.train;
     let model_host_eval = if cuda { 0.0 } else { on_host(&eval_gpu) };
     let model_host_kept = if cuda {
         0.0
@@ -208,9 +222,6 @@ pub fn estimate_with(
     b.add("load transient", ds.load_extra as f64);
     phases.push(b.finish(Phase::Load, ds.load_extra_cause, &[]));
 
-    // The legacy NeighborSampler's workers fork its SparseTensor: nothing
-    // moves to /dev/shm (estimate/dataset.rs).
-    let csc_shm = w > 0 && job.loader_kind != crate::spec::LoaderKind::NeighborSampler;
     let csc_name = if csc_shm {
         "CSC copies in /dev/shm"
     } else {
@@ -258,6 +269,10 @@ pub fn estimate_with(
     b.add("subgraph loader's node ids (arange)", node_ids);
     b.in_flight(&train_flight, false);
     b.add("train workers (private pages)", w as f64 * private);
+    b.add_kernel(
+        "workers' page tables (kernel memory)",
+        page_tables::forked_page_tables(w as f64 + idle_eval_workers, main_at_fork, rss_sum),
+    );
     b.add(
         "idle persistent eval workers",
         idle_eval_workers * idle_private,
@@ -297,6 +312,18 @@ pub fn estimate_with(
                 private,
                 idle_private,
                 apparent: apparent_eval + eval_fork_private_csc + heap.at_eval_fork,
+                // Layer-wise inference's later layers fork while the main
+                // process holds the previous layer's tables.
+                page_tables: page_tables::forked_page_tables(
+                    1.0,
+                    main_at_fork
+                        + if layerwise {
+                            layerwise::layerwise_buffers(job, 0.0)
+                        } else {
+                            0.0
+                        },
+                    rss_sum,
+                ),
                 model_host_eval,
                 model_host_kept,
                 // What the main process's heap kept from training (see cpu_heap).

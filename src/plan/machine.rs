@@ -133,6 +133,7 @@ struct CpuPhase<'a> {
     host: &'a [Component],
     host_bytes: u64,
     shm_bytes: u64,
+    kernel_bytes: u64,
 }
 
 impl<'a> CpuPhase<'a> {
@@ -143,6 +144,7 @@ impl<'a> CpuPhase<'a> {
             host: &p.host,
             host_bytes: p.host_bytes,
             shm_bytes: p.shm_bytes,
+            kernel_bytes: p.kernel_bytes,
         }
     }
 }

@@ -84,6 +84,30 @@ def watch(cmd, cwd, env, seconds):
     return code, tail.decode(errors="replace")[-1500:], marks
 
 
+def replan(headroom, job, work, env, limit, results):
+    """Plans `job` in both accountings and records the plan beside the
+    measured peaks of `results` (the entry `replanned`)."""
+    rec = json.load(open(results))
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE,
+                            capture_output=True, text=True).stdout.strip()
+    planned, phases, error = {}, {}, {}
+    for acc in ("cgroup", "rss_sum"):
+        out = subprocess.run([headroom, "check", job, "--format", "json", "--mem", limit,
+                              "--device", "cpu", "--accounting", acc],
+                             cwd=work, capture_output=True, text=True, env=env)
+        plan = json.loads(out.stdout)["plan"]
+        planned[acc] = plan["peak_host_bytes"]
+        phases[acc] = {c["phase"]: c.get("host_bytes") for c in plan.get("components", [])}
+        measured = rec["measured_peak"][acc]
+        error[acc] = round((planned[acc] - measured) / measured, 4)
+    rec["replanned"] = {"reader_at": commit, "planned_peak_host": planned,
+                        "planned_phases": phases, "error_vs_measured": error}
+    print(json.dumps(rec["replanned"], indent=1))
+    with open(results, "w") as f:
+        json.dump(rec, f, indent=1)
+        f.write("\n")
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--headroom", required=True)
@@ -94,6 +118,9 @@ def main():
     p.add_argument("--limit", default="4G")
     p.add_argument("--seconds", type=int, default=900)
     p.add_argument("--work", default="/tmp/headroom-e2e")
+    p.add_argument("--plan-only", metavar="RESULTS_DIR",
+                   help="prepare the stand-in data and plan it in both accountings, run nothing: "
+                        "writes the entry `replanned` into RESULTS_DIR/ID.json beside its measured peaks")
     p.add_argument("ids", nargs="+")
     a = p.parse_args()
     # Every corpus file's entries (the manifest and the sealed sets).
@@ -125,6 +152,9 @@ def main():
         plan = subprocess.run(
             [headroom, "check", job, "--format", "json", "--mem", a.limit, "--device", "cpu"],
             cwd=work, capture_output=True, text=True, env=env)
+        if a.plan_only:
+            replan(headroom, job, work, env, a.limit, os.path.join(a.plan_only, f"{e['id']}.json"))
+            continue
         tl = os.path.join(work, "timeline.jsonl")
         cmd = [headroom, "watch", "--limit", a.limit, "--interval", "200ms", "--stat-every", "1",
                "--format", "jsonl", "--out", tl, "--"]
