@@ -199,6 +199,20 @@ pub fn estimate_with(
     // tables copy its entries: page_tables.rs): the runtime, the dataset,
     // CSCs it holds itself, and what CPU training keeps.
     let csc_private = if csc_shm { 0.0 } else { resident_loaders * csc };
+    // Layer-wise inference's node-wide tables at the worst layer; under
+    // RSS sum non-persistent eval workers, forked at each layer, map the
+    // previous layer's output too. Under a cgroup (the only accounting that
+    // counts page tables) `forked` is 0: what the main process holds.
+    let layerwise_tables = if layerwise {
+        let forked = if rss_sum && !settings.persistent_workers {
+            we as f64
+        } else {
+            0.0
+        };
+        layerwise::layerwise_buffers(job, forked)
+    } else {
+        0.0
+    };
     let main_at_fork = coeffs.runtime_bytes as f64
         + fork_mapped
         + csc_private
@@ -316,12 +330,7 @@ pub fn estimate_with(
                 // process holds the previous layer's tables.
                 page_tables: page_tables::forked_page_tables(
                     1.0,
-                    main_at_fork
-                        + if layerwise {
-                            layerwise::layerwise_buffers(job, 0.0)
-                        } else {
-                            0.0
-                        },
+                    main_at_fork + layerwise_tables,
                     rss_sum,
                 ),
                 model_host_eval,
@@ -333,12 +342,7 @@ pub fn estimate_with(
                 // Layer-wise inference's node-wide tables; non-persistent
                 // eval workers forked at each layer map the previous one.
                 layerwise: if layerwise {
-                    let forked = if rss_sum && !settings.persistent_workers {
-                        we as f64
-                    } else {
-                        0.0
-                    };
-                    layerwise::layerwise_buffers(job, forked) + node_ids
+                    layerwise_tables + node_ids
                 } else {
                     0.0
                 },

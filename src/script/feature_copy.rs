@@ -51,13 +51,25 @@ pub fn replaced<'t>(ev: &Eval<'t>, call: Node<'t>) -> Option<String> {
     }
     let dataset = src.text_of(left);
     let index = ev.index_of(call);
-    let graphs = index.assigns.iter().filter(|(_, all)| {
-        all.iter().any(|a| {
-            let v = src.text_of(a.value).replace(' ', "");
-            v.starts_with(&format!("{dataset}[")) && a.start >= assignment.end_byte()
+    // The names bound to `dataset[...]` after it, in source order (the
+    // index is a map: its order would make the answer vary run to run).
+    let subscript = format!("{dataset}[");
+    let mut graphs: Vec<(usize, &String)> = index
+        .assigns
+        .iter()
+        .filter_map(|(name, all)| {
+            all.iter()
+                .filter(|a| a.start >= assignment.end_byte())
+                .find(|a| {
+                    src.text_of(a.value)
+                        .replace(' ', "")
+                        .starts_with(&subscript)
+                })
+                .map(|a| (a.start, name))
         })
-    });
-    for (graph, _) in graphs {
+        .collect();
+    graphs.sort();
+    for (_, graph) in graphs {
         let Some(all) = index.assigns.get(&format!("{graph}.x")) else {
             continue;
         };

@@ -162,11 +162,11 @@ fn inline(l: &mut Ledger, g: &crate::script::datafile::FileGraph, name: &str, fr
     }
 }
 
-/// Gives the dataset the degree histogram read from `file`: the sampler's
-/// batches follow the graph's own degrees, not a generic shape.
-/// Puts the degrees read from `file` into the dataset; `undirected` is the
+/// Gives the dataset the degree histogram read from `file`, so the
+/// sampler's batches follow the graph's own degrees; `undirected` is the
 /// line that makes the graph undirected, whose coalesced edge count the
-/// histogram's degree sums give.
+/// histogram's degree sums give (`undirected_edges`). The dataset's own
+/// validation judges both.
 fn with_degrees(
     l: &mut Ledger,
     h: &crate::profiles::DegreeHistogram,
@@ -178,17 +178,14 @@ fn with_degrees(
         crate::spec::DatasetRef::Inline(p) => Some((**p).clone()),
     };
     let Some(mut p) = profile else { return };
+    p.degree_histogram = Some(h.clone());
     let coalesced = undirected
         .and(h.degree_sums.as_ref())
         .map(|s| s.iter().sum::<u64>());
-    let checked = h.validate(p.nodes, p.edges).and_then(|()| match coalesced {
-        Some(e) if e == 0 || e > 2 * p.edges => Err(format!(
-            "{e} edges after coalescing, outside 1..=2·{} stored",
-            p.edges
-        )),
-        _ => Ok(()),
-    });
-    if let Err(e) = checked {
+    if coalesced.is_some() {
+        p.undirected_edges = coalesced;
+    }
+    if let Err(e) = p.validate() {
         l.assume(
             "dataset.degree_histogram",
             "not read".into(),
@@ -196,10 +193,8 @@ fn with_degrees(
         );
         return;
     }
-    p.degree_histogram = Some(h.clone());
     let from = match (undirected, coalesced) {
         (Some(at), Some(e)) => {
-            p.undirected_edges = Some(e);
             format!("{file}, made undirected as {at} does: {e} edges after coalescing")
         }
         _ => file.to_string(),
