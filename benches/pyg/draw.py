@@ -148,7 +148,19 @@ def layerwise(args):
     return args[args.index("--eval-loaders") + 1] == "layerwise"
 
 
-MECHANISMS = {"lingering-workers": lingering_workers, "layerwise": layerwise}
+def layerwise_forked(args):
+    """Layer-wise inference of two or more layers whose evaluation workers
+    are not persistent: the subgraph loader forks its workers anew for each
+    layer, while the main process holds the previous layer's output and the
+    heap glibc kept of that layer's per-batch rows (a forked worker's RSS
+    maps both)."""
+    return (layerwise(args) and "--persistent" not in args
+            and int(args[args.index("--workers") + 1]) > 0
+            and int(args[args.index("--layers") + 1]) >= 2)
+
+
+MECHANISMS = {"lingering-workers": lingering_workers, "layerwise": layerwise,
+              "layerwise-forked": layerwise_forked}
 
 
 def draw(seed, n, max_dataset, conv=None, mechanism=None):
