@@ -65,6 +65,9 @@ def job_spec(a, info):
         "shared_sampler": a.shared_sampler, "evaluate_train": a.evaluate_train,
         "gc_collect": a.gc_collect,
     }
+    if a.eval_loaders == "layerwise":
+        # case.py runs its layer-wise pass once, after the last epoch.
+        loader["eval_every"] = a.epochs
     if a.eval_batch:
         loader["eval_batch_size"] = a.eval_batch
     if a.eval_workers is not None:

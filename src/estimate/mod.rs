@@ -20,6 +20,8 @@ mod host;
 mod host_heap;
 mod layerwise;
 mod layerwise_heap;
+#[cfg(test)]
+mod layerwise_phases_tests;
 mod page_tables;
 mod phase;
 mod phases;

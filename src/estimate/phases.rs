@@ -70,8 +70,13 @@ pub fn estimate_with(
     // anonymous any more: fork copies no page-table entries for it, and a
     // worker maps only the places of `row` (edge_index[0], the CSC's row by
     // view) its draws read, like the rest of the CSC (rm1m-given-sorted-w2).
+    // The legacy NeighborSampler's CSCs never reach /dev/shm: they are the
+    // main process's private pages, which a fork maps whole (below).
+    let legacy = job.loader_kind == crate::spec::LoaderKind::NeighborSampler;
     let (fork_mapped, touchable) = if ds.edge_index_shared {
         (resident - ds.edge_index as f64, csc + (ds.edges * 8) as f64)
+    } else if legacy {
+        (resident, 0.0)
     } else {
         (resident, csc)
     };
@@ -96,20 +101,6 @@ pub fn estimate_with(
     } else {
         (0.0, 0.0)
     };
-    // Loaders without workers keep their CSC in the parent's private memory,
-    // so workers forked by the others map it too (RSS sum).
-    let separate = !settings.shared_sampler;
-    let train_fork_private_csc =
-        if separate && w > 0 && we == 0 && settings.eval_loaders == EvalLoaders::Resident {
-            2.0 * csc
-        } else {
-            0.0
-        };
-    let eval_fork_private_csc = if separate && w == 0 && we > 0 {
-        csc
-    } else {
-        0.0
-    };
     let private = coeffs.worker_private_bytes as f64;
     let idle_private = coeffs.idle_worker_private_bytes as f64;
     let layerwise = settings.eval_loaders == EvalLoaders::Layerwise;
@@ -130,6 +121,26 @@ pub fn estimate_with(
             0.0
         }
     } + if layerwise { 1.0 } else { 0.0 };
+    // Loaders without workers keep their CSC in the parent's private memory,
+    // so workers forked by the others map it too (RSS sum); the legacy
+    // NeighborSampler keeps every loader's there (DGraphFin's end-to-end
+    // run: 12 training workers of 1.59 GiB RSS each, the main process's
+    // anonymous memory and its library pages).
+    let separate = !settings.shared_sampler;
+    let train_fork_private_csc = if legacy {
+        resident_loaders * csc
+    } else if separate && w > 0 && we == 0 && settings.eval_loaders == EvalLoaders::Resident {
+        2.0 * csc
+    } else {
+        0.0
+    };
+    let eval_fork_private_csc = if legacy {
+        resident_loaders * csc
+    } else if separate && w == 0 && we > 0 {
+        csc
+    } else {
+        0.0
+    };
     let node_ids = if layerwise {
         layerwise::subgraph_node_ids(job)
     } else {
@@ -203,13 +214,22 @@ pub fn estimate_with(
     // RSS sum non-persistent eval workers, forked at each layer, map the
     // previous layer's output too. Under a cgroup (the only accounting that
     // counts page tables) `forked` is 0: what the main process holds.
+    // An evaluation ran before a later epoch (PyG's examples evaluate every one).
+    let passes_before = layerwise && job.epochs > job.eval_every;
     let layerwise_tables = if layerwise {
         let forked = if rss_sum && !settings.persistent_workers {
             we as f64
         } else {
             0.0
         };
-        layerwise::layerwise_buffers(job, forked)
+        layerwise::layerwise_buffers(job, forked, eval_seeds, passes_before)
+    } else {
+        0.0
+    };
+    // The heap an earlier pass's rows left: training epochs after an
+    // evaluation run beside it, and their workers, forked anew, map it.
+    let rows_kept = if passes_before {
+        layerwise::rows_kept_after(job, eval_seeds)
     } else {
         0.0
     };
@@ -292,14 +312,24 @@ pub fn estimate_with(
         idle_eval_workers * idle_private,
     );
     if rss_sum {
+        let forked_after_pass = if settings.persistent_workers {
+            0.0
+        } else {
+            rows_kept
+        };
         b.add(
             "workers' apparent copies (RSS sum)",
-            w as f64 * (apparent + train_fork_private_csc)
+            w as f64 * (apparent + train_fork_private_csc + forked_after_pass)
                 + idle_eval_workers * (apparent + heap.at_eval_fork),
         );
     }
     b.add("model on the host (CPU training)", model_host);
     b.add("heap kept by glibc (CPU training)", heap.train);
+    // Training's own heap reuses that region first.
+    b.add(
+        "heap kept from layer-wise inference (glibc)",
+        (rows_kept - heap.train).max(0.0),
+    );
     b.add("heap kept from the CSC builds (glibc)", build_kept);
     add_csc(
         &mut b,
