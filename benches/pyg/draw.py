@@ -159,8 +159,18 @@ def layerwise_forked(args):
             and int(args[args.index("--layers") + 1]) >= 2)
 
 
+def queued_batches(args):
+    """Four or more batches outstanding in the training loader's queue
+    (workers x prefetch): sent batches wait in /dev/shm, mapped by no
+    process until the main process takes them, so an RSS sum misses them
+    (benches/pyg/shm_queue_rss.py)."""
+    workers = int(args[args.index("--workers") + 1])
+    prefetch = int(args[args.index("--prefetch") + 1])
+    return workers >= 2 and workers * prefetch >= 4
+
+
 MECHANISMS = {"lingering-workers": lingering_workers, "layerwise": layerwise,
-              "layerwise-forked": layerwise_forked}
+              "layerwise-forked": layerwise_forked, "queued-batches": queued_batches}
 
 
 def draw(seed, n, max_dataset, conv=None, mechanism=None):
