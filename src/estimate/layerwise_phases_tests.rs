@@ -90,3 +90,36 @@ fn a_legacy_sampler_workers_map_the_main_process_private_cscs() {
     let base = legacy_copies - 3.0 * csc;
     assert!(base > 0.0 && base < loader_copies, "{base} {loader_copies}");
 }
+
+#[test]
+fn a_legacy_sampler_idle_evaluation_worker_maps_what_a_training_worker_maps() {
+    // Persistent layer-wise evaluation workers forked at the first pass
+    // idle through later epochs; forked from the same main process as the
+    // training workers (on the GPU no training heap; one pass at the end,
+    // so no kept rows), each maps the same: the runtime, the dataset and
+    // every loader's private CSC.
+    let copies = |persistent: bool| {
+        let mut spec = JobSpec::for_dataset("ogbn-arxiv");
+        spec.loader.kind = LoaderKind::NeighborSampler;
+        spec.loader.num_workers = 2;
+        spec.loader.persistent_workers = persistent;
+        spec.loader.eval_loaders = EvalLoaders::Layerwise;
+        spec.loader.eval_every = 3;
+        spec.epochs = 3;
+        spec.budget.accounting = Accounting::RssSum;
+        spec.device = Device::Cuda;
+        let j = Job::from_spec(&spec).expect("arxiv spec");
+        let est = estimate(&j, &j.settings, &Coefficients::default());
+        (
+            component(&est, Phase::Train, APPARENT) as f64,
+            est.dataset.csc as f64,
+        )
+    };
+    let (training_only, csc) = copies(false);
+    let (with_idle, _) = copies(true);
+    assert!(training_only > 2.0 * 2.0 * csc, "{training_only} {csc}");
+    assert!(
+        (with_idle - 2.0 * training_only).abs() < 4.0,
+        "{with_idle} vs {training_only}"
+    );
+}

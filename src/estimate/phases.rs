@@ -320,7 +320,7 @@ pub fn estimate_with(
         b.add(
             "workers' apparent copies (RSS sum)",
             w as f64 * (apparent + train_fork_private_csc + forked_after_pass)
-                + idle_eval_workers * (apparent + heap.at_eval_fork),
+                + idle_eval_workers * (apparent + heap.at_eval_fork + eval_fork_private_csc),
         );
     }
     b.add("model on the host (CPU training)", model_host);
