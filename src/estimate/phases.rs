@@ -205,7 +205,7 @@ pub fn estimate_with(
     };
     // The legacy NeighborSampler's workers fork its SparseTensor: nothing
     // moves to /dev/shm (estimate/dataset.rs).
-    let csc_shm = w > 0 && job.loader_kind != crate::spec::LoaderKind::NeighborSampler;
+    let csc_shm = w > 0 && !legacy;
     // The main process's anonymous memory when workers fork (their page
     // tables copy its entries: page_tables.rs): the runtime, the dataset,
     // CSCs it holds itself, and what CPU training keeps.
