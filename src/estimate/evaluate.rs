@@ -17,6 +17,9 @@ pub(super) struct EvalCtx {
     pub(super) we: u32,
     pub(super) private: f64,
     pub(super) idle_private: f64,
+    /// Persistent workers of deleted on-demand loaders, alive and idle
+    /// (`lingering::workers_per_loader`).
+    pub(super) lingering_workers: f64,
     pub(super) apparent: f64,
     /// Each worker's page tables (page_tables.rs; 0 under RSS sum).
     pub(super) page_tables: f64,
@@ -60,9 +63,20 @@ pub(super) fn evaluate_phase(
         b
     };
     // Workers running the evaluation and idle ones, as the accounting sees them.
-    let workers = |b: &mut Builder, running: f64, name: &'static str, idle: f64, model: f64| {
+    // `lingering`: deleted on-demand loaders' workers, idle like `idle`.
+    let workers = |b: &mut Builder,
+                   running: f64,
+                   name: &'static str,
+                   idle: f64,
+                   lingering: f64,
+                   model: f64| {
         b.add(name, running * c.private);
         b.add("idle persistent workers", idle * c.idle_private);
+        b.add(
+            "deleted eval loaders' persistent workers (idle)",
+            lingering * c.idle_private,
+        );
+        let idle = idle + lingering;
         b.add_kernel(
             "workers' page tables (kernel memory)",
             (running + idle) * c.page_tables,
@@ -92,6 +106,7 @@ pub(super) fn evaluate_phase(
                 we,
                 "eval workers (private pages)",
                 idle_train + idle_eval,
+                0.0,
                 c.model_host_eval,
             );
             b.finish(Phase::Evaluate, "evaluating on the test split", eval_gpu)
@@ -107,7 +122,7 @@ pub(super) fn evaluate_phase(
                 0.0
             } else {
                 eval_loader_copies
-                    + super::phases::lingering_eval_loaders(
+                    + super::lingering::loaders_with_cscs(
                         settings,
                         job.epochs.saturating_sub(1),
                         job.eval_every,
@@ -120,6 +135,7 @@ pub(super) fn evaluate_phase(
                 we,
                 "eval workers (private pages)",
                 idle_train,
+                c.lingering_workers,
                 c.model_host_eval,
             );
             if settings.shared_sampler {
@@ -149,6 +165,7 @@ pub(super) fn evaluate_phase(
                 0.0,
                 "eval workers (private pages)",
                 idle_train,
+                c.lingering_workers,
                 c.model_host_kept,
             );
             let build = build.finish(
@@ -182,6 +199,7 @@ pub(super) fn evaluate_phase(
                 we,
                 "eval workers (private pages)",
                 idle_train,
+                0.0,
                 c.model_host_eval,
             );
             b.add(
@@ -202,6 +220,7 @@ pub(super) fn evaluate_phase(
                 &mut b,
                 w,
                 "train workers (private pages)",
+                0.0,
                 0.0,
                 c.model_host_eval,
             );

@@ -22,6 +22,7 @@ mod layerwise;
 mod layerwise_heap;
 #[cfg(test)]
 mod layerwise_phases_tests;
+mod lingering;
 mod page_tables;
 mod phase;
 mod phases;
@@ -40,6 +41,7 @@ pub use fanout::SampleStats;
 pub use gpu::{GpuBreakdown, cuda_context_bytes, gpu_breakdown};
 pub use host::batch_tensors;
 pub use layerwise_heap::{LAYERWISE_RISK_BELOW, layerwise_heap_risk};
+pub use lingering::LINGERING_EVALUATIONS_MAX;
 pub use phase::{Component, Estimate, Phase, PhaseEstimate};
 pub use phases::{estimate, estimate_with};
 pub use regime::{FITTED, Regime};

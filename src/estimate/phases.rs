@@ -11,6 +11,7 @@ use super::gpu::{GpuBreakdown, reserve};
 use super::host::{Queue, in_flight};
 use super::host_heap::{HeapKept, cpu_heap, workers_touched};
 use super::layerwise;
+use super::lingering;
 use super::page_tables;
 use super::phase::{Component, Estimate, Phase};
 use super::{Coefficients, Settings};
@@ -296,6 +297,11 @@ pub fn estimate_with(
     } else {
         0.0
     };
+    // The workers of on-demand evaluation loaders deleted in earlier epochs.
+    let per_loader = lingering::workers_per_loader(settings, we);
+    let deleted_before =
+        lingering::loaders_with_workers(job.epochs.saturating_sub(1), job.eval_every);
+    let lingering_workers = deleted_before * per_loader;
     let mut b = Builder::new(job.ranks_per_node, detail);
     b.add("runtime (python, torch, PyG)", runtime);
     base_dataset(&mut b, &ds, true);
@@ -305,11 +311,19 @@ pub fn estimate_with(
     b.add("train workers (private pages)", w as f64 * private);
     b.add_kernel(
         "workers' page tables (kernel memory)",
-        page_tables::forked_page_tables(w as f64 + idle_eval_workers, main_at_fork, rss_sum),
+        page_tables::forked_page_tables(
+            w as f64 + idle_eval_workers + lingering_workers,
+            main_at_fork,
+            rss_sum,
+        ),
     );
     b.add(
         "idle persistent eval workers",
         idle_eval_workers * idle_private,
+    );
+    b.add(
+        "deleted eval loaders' persistent workers (idle)",
+        lingering_workers * idle_private,
     );
     if rss_sum {
         let forked_after_pass = if settings.persistent_workers {
@@ -321,6 +335,12 @@ pub fn estimate_with(
             "workers' apparent copies (RSS sum)",
             w as f64 * (apparent + train_fork_private_csc + forked_after_pass)
                 + idle_eval_workers * (apparent + heap.at_eval_fork + eval_fork_private_csc),
+        );
+        // Forked for an evaluation, after training grew the heap: each maps
+        // what an evaluation worker does.
+        b.add(
+            "deleted eval loaders' workers' apparent copies (RSS sum)",
+            lingering_workers * (apparent_eval + heap.at_eval_fork + eval_fork_private_csc),
         );
     }
     b.add("model on the host (CPU training)", model_host);
@@ -335,7 +355,7 @@ pub fn estimate_with(
         &mut b,
         "deleted eval loaders' CSCs (not yet collected)",
         csc_shm,
-        lingering_eval_loaders(settings, job.epochs.saturating_sub(1), job.eval_every) * csc,
+        lingering::loaders_with_cscs(settings, job.epochs.saturating_sub(1), job.eval_every) * csc,
     );
     phases.push(b.finish(
         Phase::Train,
@@ -355,6 +375,9 @@ pub fn estimate_with(
                 we,
                 private,
                 idle_private,
+                // Those of earlier evaluations, and this one's validation
+                // loader's while the test loader is built and runs.
+                lingering_workers: (deleted_before + 1.0) * per_loader,
                 apparent: apparent_eval + eval_fork_private_csc + heap.at_eval_fork,
                 // Layer-wise inference's later layers fork while the main
                 // process holds the previous layer's tables.
@@ -439,21 +462,4 @@ fn gpu_components(
         );
     }
     (train, eval)
-}
-
-/// On-demand evaluation loaders deleted but still alive after `epochs`
-/// whole epochs, evaluating every `every` epochs: a NeighborLoader refers
-/// to itself through its bound collate_fn, so `del loader` leaves it to the
-/// cyclic collector, whose oldest generation rarely runs in a training loop
-/// (real runs of 4 epochs kept every one: benches/pyg, README "Probing your
-/// own job"). Two (validation and test) per evaluation that ran. None with
-/// gc.collect() after the del, or on a shared sampler (no CSC of their own).
-pub(super) fn lingering_eval_loaders(settings: &Settings, epochs: u32, every: u32) -> f64 {
-    if settings.eval_loaders != EvalLoaders::OnDemand
-        || settings.gc_collect
-        || settings.shared_sampler
-    {
-        return 0.0;
-    }
-    2.0 * f64::from(epochs / every.max(1))
 }

@@ -122,9 +122,13 @@ pub fn risks(job: &Job, eval: &crate::estimate::SampleStats) -> Vec<String> {
         && s.persistent_workers
         && s.num_workers > 0
     {
-        // benches/pyg, tests/fixtures/pyg/sealed-linger-2611265*.jsonl.
+        // benches/pyg, tests/fixtures/pyg/sealed-linger-2611265*.jsonl;
+        // the bound: estimate/lingering.rs.
         out.push(
-            "deleted on-demand loaders keep their persistent workers alive without gc.collect(): of 10 such real jobs, 5 died or hung and 5 peaked up to 57 % (cgroup) and 70 % (RSS sum) above plan; call gc.collect() after `del loader`".into(),
+            format!(
+                "deleted on-demand loaders keep their persistent workers alive without gc.collect(): this plan counts those of the last {} evaluations, a bound (collections shut some down at times no script shows, so the real peak may be well below it), and of 10 such real jobs 5 died or hung as workers were shut down; call gc.collect() after `del loader`",
+                crate::estimate::LINGERING_EVALUATIONS_MAX
+            ),
         );
     }
     out
