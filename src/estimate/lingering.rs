@@ -31,7 +31,7 @@ pub(super) fn loaders_with_cscs(settings: &Settings, epochs: u32, every: u32) ->
 /// RssAnon is the main process's at its fork, 818-901 MiB, and its private
 /// dirty pages 6-11 MiB). A shared sampler spares the loaders' CSCs, not
 /// their workers; without persistent workers each pass shuts its own down.
-pub(super) fn workers_per_loader(settings: &Settings, we: u32) -> f64 {
+pub fn workers_per_loader(settings: &Settings, we: u32) -> f64 {
     if settings.eval_loaders != EvalLoaders::OnDemand
         || settings.gc_collect
         || !settings.persistent_workers
@@ -46,12 +46,13 @@ pub(super) fn workers_per_loader(settings: &Settings, we: u32) -> f64 {
 /// when a full collection in that child finalizes them it shuts their
 /// workers down through the inherited queues and event (the
 /// "AssertionError: can only test a child process" of linger_probe.py),
-/// and the parent's own full collections free whole loaders. In ten
+/// and the parent's own full collections free whole loaders. Of eleven
 /// development runs with this pattern (sealed-2611251, sealed-gat-2611270,
 /// sealed-gcn-2611254, sealed-linger-2611265, sealed-queue-2611272: spent
-/// sets), the RSS sums imply 1.8 to 4.3 evaluations' workers alive at the
-/// peak, out of 1 to 19 deleted: 5 bounds them all, and is a fitted
-/// figure, not a mechanism (judged by sealed-lingerw-2611273).
+/// sets), the ten under-predicted without the workers imply by their RSS
+/// sums 1.8 to 4.3 evaluations' workers alive at the peak, out of 1 to 19
+/// deleted: 5 bounds them all, and is a fitted figure, not a mechanism
+/// (judged by sealed-lingerw-2611273).
 pub const LINGERING_EVALUATIONS_MAX: u32 = 5;
 
 /// The deleted loaders whose workers are counted alive after `epochs` whole

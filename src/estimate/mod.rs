@@ -41,7 +41,9 @@ pub use fanout::SampleStats;
 pub use gpu::{GpuBreakdown, cuda_context_bytes, gpu_breakdown};
 pub use host::batch_tensors;
 pub use layerwise_heap::{LAYERWISE_RISK_BELOW, layerwise_heap_risk};
-pub use lingering::LINGERING_EVALUATIONS_MAX;
+pub use lingering::{
+    LINGERING_EVALUATIONS_MAX, workers_per_loader as lingering_workers_per_loader,
+};
 pub use phase::{Component, Estimate, Phase, PhaseEstimate};
 pub use phases::{estimate, estimate_with};
 pub use regime::{FITTED, Regime};

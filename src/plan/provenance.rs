@@ -117,11 +117,8 @@ pub fn risks(job: &Job, eval: &crate::estimate::SampleStats) -> Vec<String> {
             larger.next_power_of_two(),
         ));
     }
-    if s.eval_loaders == crate::spec::EvalLoaders::OnDemand
-        && !s.gc_collect
-        && s.persistent_workers
-        && s.num_workers > 0
-    {
+    let we = job.eval_num_workers.unwrap_or(s.num_workers);
+    if crate::estimate::lingering_workers_per_loader(s, we) > 0.0 {
         // benches/pyg, tests/fixtures/pyg/sealed-linger-2611265*.jsonl;
         // the bound: estimate/lingering.rs.
         out.push(
