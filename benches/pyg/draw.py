@@ -169,8 +169,23 @@ def queued_batches(args):
     return workers >= 2 and workers * prefetch >= 4
 
 
+def eval_workers_live_on(args):
+    """Evaluation workers forked after training has built its heap that live
+    on through later epochs' training: persistent workers of resident
+    evaluation loaders, or of on-demand ones deleted without gc.collect(),
+    over 2+ epochs. Training rewrites the heap they forked from, so the pages
+    they still map are copy-on-write versions only they hold
+    (benches/pyg/cow_probe.py)."""
+    evaluation = args[args.index("--eval-loaders") + 1]
+    return ("--persistent" in args and int(args[args.index("--workers") + 1]) > 0
+            and int(args[args.index("--epochs") + 1]) > 1
+            and (evaluation == "resident"
+                 or (evaluation == "on_demand" and "--gc-collect" not in args)))
+
+
 MECHANISMS = {"lingering-workers": lingering_workers, "layerwise": layerwise,
-              "layerwise-forked": layerwise_forked, "queued-batches": queued_batches}
+              "layerwise-forked": layerwise_forked, "queued-batches": queued_batches,
+              "eval-workers-live-on": eval_workers_live_on}
 
 
 def draw(seed, n, max_dataset, conv=None, mechanism=None):
