@@ -20,6 +20,9 @@ pub(super) struct EvalCtx {
     /// Persistent workers of deleted on-demand loaders, alive and idle
     /// (`lingering::workers_per_loader`).
     pub(super) lingering_workers: f64,
+    /// The old heap pages only the earlier evaluations' lingering workers
+    /// map (cgroup; `lingering::pinned_versions`).
+    pub(super) pinned: f64,
     pub(super) apparent: f64,
     /// Each worker's page tables (page_tables.rs; 0 under RSS sum).
     pub(super) page_tables: f64,
@@ -76,6 +79,9 @@ pub(super) fn evaluate_phase(
             "deleted eval loaders' persistent workers (idle)",
             lingering * c.idle_private,
         );
+        if lingering > 0.0 {
+            b.add(super::phases::PINNED, c.pinned);
+        }
         let idle = idle + lingering;
         b.add_kernel(
             "workers' page tables (kernel memory)",

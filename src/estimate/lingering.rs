@@ -62,6 +62,26 @@ pub(super) fn loaders_with_workers(epochs: u32, every: u32) -> f64 {
     deleted_eval_loaders(epochs.min(LINGERING_EVALUATIONS_MAX * every), every)
 }
 
+/// The pages that only the workers of deleted loaders still map under a
+/// cgroup, with `deleted` loaders' workers counted alive, each loader's
+/// forked from `mutable` bytes of the main process that CPU training
+/// rewrites (the model's tensors and glibc's heap at the fork). A child
+/// shares its parent's pages until one side writes; the main process's
+/// later passes rewrite these, so each loader's idle workers keep the
+/// versions of their own fork moment, charged to the cgroup, mapped by no
+/// live process but them. One version per loader, not per evaluation: the
+/// validation pass rewrites the heap before the test loader forks. On
+/// sealed-gat-2611270's draw 03 run again under a sampler of every
+/// process's smaps (docs/accuracy.md, "Copy-on-write versions"), such
+/// pages grew by 0.4-0.7 GiB per loader whose workers stayed alive, to
+/// 4.1 GiB at 4 evaluations' workers, while the main process held 1.0-1.5
+/// GiB. Two such versions of `first + share` heap bytes are also what the
+/// corpus-fitted `cpu_heap_small_shared` (5.3 per live byte) says for
+/// resident loaders' two persistent sets.
+pub(super) fn pinned_versions(deleted: f64, mutable: f64) -> f64 {
+    deleted * mutable
+}
+
 /// The on-demand loaders deleted in `epochs` whole epochs: two (validation
 /// and test) per evaluation that ran.
 fn deleted_eval_loaders(epochs: u32, every: u32) -> f64 {
@@ -118,6 +138,48 @@ mod tests {
         let bound = LINGERING_EVALUATIONS_MAX + 1;
         assert!(growth(bound).abs() <= 2.0);
         assert!(growth(bound + 7).abs() <= 2.0);
+    }
+
+    /// The train phase's old heap pages kept by lingering workers under a
+    /// cgroup for `epochs` epochs of the CPU job of `evaluate_bytes`.
+    fn pinned_bytes(epochs: u32, accounting: Accounting, gc: bool) -> u64 {
+        let mut spec = JobSpec::for_dataset("ogbn-products");
+        spec.budget.accounting = accounting;
+        spec.device = Device::Cpu;
+        let mut job = Job::from_spec(&spec).expect("embedded dataset");
+        job.epochs = epochs;
+        job.eval_every = 1;
+        let s = Settings {
+            eval_loaders: EvalLoaders::OnDemand,
+            gc_collect: gc,
+            num_workers: 2,
+            persistent_workers: true,
+            ..job.settings.clone()
+        };
+        let e = estimate(&job, &s, &Coefficients::default());
+        let train = e.phases.iter().find(|p| p.phase == Phase::Train);
+        let host = &train.expect("a train phase").host;
+        host.iter()
+            .filter(|c| c.name == super::super::phases::PINNED)
+            .map(|c| c.bytes)
+            .sum()
+    }
+
+    #[test]
+    fn each_lingering_evaluation_keeps_its_own_old_heap_pages_under_a_cgroup() {
+        let one = pinned_bytes(2, Accounting::Cgroup, false);
+        // The model's tensors and the heap of a CPU job: megabytes at least.
+        assert!(one > 1 << 20, "{one}");
+        let at = |e| pinned_bytes(e, Accounting::Cgroup, false) as f64;
+        let bound = LINGERING_EVALUATIONS_MAX;
+        assert!((at(bound + 1) - f64::from(bound) * one as f64).abs() <= 2.0 * f64::from(bound));
+        assert_eq!(at(bound + 1), at(bound + 9));
+        // An RSS sum counts them in the workers' apparent copies; with
+        // gc.collect() no worker outlives its pass.
+        assert_eq!(pinned_bytes(4, Accounting::RssSum, false), 0);
+        assert_eq!(pinned_bytes(4, Accounting::Cgroup, true), 0);
+        // The first epoch has no earlier evaluation.
+        assert_eq!(pinned_bytes(1, Accounting::Cgroup, false), 0);
     }
 
     #[test]

@@ -17,6 +17,9 @@ use super::phase::{Component, Estimate, Phase};
 use super::{Coefficients, Settings};
 use crate::spec::{Accounting, Device, EvalLoaders, Job};
 
+/// The component of the pages only deleted loaders' idle workers still map.
+pub(super) const PINNED: &str = "old heap pages kept by deleted loaders' workers (copy-on-write)";
+
 /// Estimates `job` at `settings`, every component named.
 pub fn estimate(job: &Job, settings: &Settings, coeffs: &Coefficients) -> Estimate {
     let prep = Prepared::new(job);
@@ -302,6 +305,15 @@ pub fn estimate_with(
     let deleted_before =
         lingering::loaders_with_workers(job.epochs.saturating_sub(1), job.eval_every);
     let lingering_workers = deleted_before * per_loader;
+    // Under a cgroup: the old versions of the pages the main process has
+    // rewritten since each lingering loader's workers forked (see
+    // `lingering::pinned_versions`); an RSS sum counts them in the
+    // workers' apparent copies already.
+    let pinned = if rss_sum || per_loader == 0.0 {
+        0.0
+    } else {
+        lingering::pinned_versions(deleted_before, model_host_kept + heap.at_eval_fork)
+    };
     let mut b = Builder::new(job.ranks_per_node, detail);
     b.add("runtime (python, torch, PyG)", runtime);
     base_dataset(&mut b, &ds, true);
@@ -325,6 +337,7 @@ pub fn estimate_with(
         "deleted eval loaders' persistent workers (idle)",
         lingering_workers * idle_private,
     );
+    b.add(PINNED, pinned);
     if rss_sum {
         let forked_after_pass = if settings.persistent_workers {
             0.0
@@ -378,6 +391,7 @@ pub fn estimate_with(
                 // Those of earlier evaluations, and this one's validation
                 // loader's while the test loader is built and runs.
                 lingering_workers: (deleted_before + 1.0) * per_loader,
+                pinned,
                 apparent: apparent_eval + eval_fork_private_csc + heap.at_eval_fork,
                 // Layer-wise inference's later layers fork while the main
                 // process holds the previous layer's tables.

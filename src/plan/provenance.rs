@@ -123,7 +123,7 @@ pub fn risks(job: &Job, eval: &crate::estimate::SampleStats) -> Vec<String> {
         // the bound: estimate/lingering.rs.
         out.push(
             format!(
-                "deleted on-demand loaders keep their persistent workers alive without gc.collect(): this plan counts those of the last {} evaluations, a bound (collections shut some down at times no script shows, so the real peak may be well below it), and of 10 such real jobs 5 died or hung as workers were shut down; call gc.collect() after `del loader`",
+                "deleted on-demand loaders keep their persistent workers alive without gc.collect(): this plan counts those of the last {} evaluations, with the old heap pages each loader's workers keep once training rewrites them (copy-on-write), a bound (collections shut some down at times no script shows, so the real peak may be well below it), and of 10 such real jobs 5 died or hung as workers were shut down; call gc.collect() after `del loader`",
                 crate::estimate::LINGERING_EVALUATIONS_MAX
             ),
         );
