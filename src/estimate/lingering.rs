@@ -94,27 +94,38 @@ mod tests {
     use super::*;
     use crate::spec::{Accounting, Device, Job, JobSpec};
 
-    /// The evaluate phase's host bytes of ogbn-products trained on the CPU
-    /// for `epochs` epochs under RSS-sum accounting, with on-demand
-    /// evaluation loaders on a shared sampler (so no CSC lingers, only
-    /// workers) and 2 workers, as `tweak` leaves them.
-    fn evaluate_bytes(epochs: u32, tweak: impl Fn(&mut Settings)) -> f64 {
+    /// ogbn-products trained on the CPU for `epochs` epochs under
+    /// `accounting`, with on-demand evaluation loaders of 2 persistent
+    /// workers deleted without gc.collect(), as `tweak` leaves them.
+    fn products_on_cpu(
+        epochs: u32,
+        accounting: Accounting,
+        tweak: impl Fn(&mut Settings),
+    ) -> super::super::Estimate {
         let mut spec = JobSpec::for_dataset("ogbn-products");
-        spec.budget.accounting = Accounting::RssSum;
+        spec.budget.accounting = accounting;
         spec.device = Device::Cpu;
         let mut job = Job::from_spec(&spec).expect("embedded dataset");
         job.epochs = epochs;
         job.eval_every = 1;
         let mut s = Settings {
             eval_loaders: EvalLoaders::OnDemand,
-            shared_sampler: true,
             gc_collect: false,
             num_workers: 2,
             persistent_workers: true,
             ..job.settings.clone()
         };
         tweak(&mut s);
-        let e = estimate(&job, &s, &Coefficients::default());
+        estimate(&job, &s, &Coefficients::default())
+    }
+
+    /// The evaluate phase's host bytes under RSS-sum accounting, on a
+    /// shared sampler (so no CSC lingers, only workers).
+    fn evaluate_bytes(epochs: u32, tweak: impl Fn(&mut Settings)) -> f64 {
+        let e = products_on_cpu(epochs, Accounting::RssSum, |s| {
+            s.shared_sampler = true;
+            tweak(s);
+        });
         let p = e.phases.iter().find(|p| p.phase == Phase::Evaluate);
         p.expect("an evaluate phase").host_bytes as f64
     }
@@ -140,23 +151,9 @@ mod tests {
         assert!(growth(bound + 7).abs() <= 2.0);
     }
 
-    /// The train phase's old heap pages kept by lingering workers under a
-    /// cgroup for `epochs` epochs of the CPU job of `evaluate_bytes`.
+    /// The train phase's old heap pages kept by lingering workers.
     fn pinned_bytes(epochs: u32, accounting: Accounting, gc: bool) -> u64 {
-        let mut spec = JobSpec::for_dataset("ogbn-products");
-        spec.budget.accounting = accounting;
-        spec.device = Device::Cpu;
-        let mut job = Job::from_spec(&spec).expect("embedded dataset");
-        job.epochs = epochs;
-        job.eval_every = 1;
-        let s = Settings {
-            eval_loaders: EvalLoaders::OnDemand,
-            gc_collect: gc,
-            num_workers: 2,
-            persistent_workers: true,
-            ..job.settings.clone()
-        };
-        let e = estimate(&job, &s, &Coefficients::default());
+        let e = products_on_cpu(epochs, accounting, |s| s.gc_collect = gc);
         let train = e.phases.iter().find(|p| p.phase == Phase::Train);
         let host = &train.expect("a train phase").host;
         host.iter()
