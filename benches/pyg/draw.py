@@ -183,9 +183,23 @@ def eval_workers_live_on(args):
                  or (evaluation == "on_demand" and "--gc-collect" not in args)))
 
 
+def heap_forked(args):
+    """Later epochs of CPU training while worker processes forked from the
+    main process's grown heap are alive: training workers forked anew each
+    epoch (not persistent), or persistent evaluation workers of resident
+    loaders. What glibc keeps of the training steps' tensors, and the old
+    versions of its pages those workers keep, are the kept-heap terms of
+    src/estimate/host_heap.rs (`forked_from_grown_heap`)."""
+    workers = int(args[args.index("--workers") + 1])
+    persistent = "--persistent" in args
+    evaluation = args[args.index("--eval-loaders") + 1]
+    return (int(args[args.index("--epochs") + 1]) > 1 and workers > 0
+            and (not persistent or evaluation == "resident"))
+
+
 MECHANISMS = {"lingering-workers": lingering_workers, "layerwise": layerwise,
               "layerwise-forked": layerwise_forked, "queued-batches": queued_batches,
-              "eval-workers-live-on": eval_workers_live_on}
+              "eval-workers-live-on": eval_workers_live_on, "heap-forked": heap_forked}
 
 
 def draw(seed, n, max_dataset, conv=None, mechanism=None):
