@@ -72,6 +72,9 @@ def parse(argv=None):
     r.add_argument("--epochs", type=int, default=1)
     r.add_argument("--marks", default=None, help="append phase marks (JSONL) here")
     r.add_argument("--stats", default=None, help="write batch statistics (JSON) here")
+    r.add_argument("--mallinfo", default=None,
+                   help="append glibc's mallinfo2 and the processes' anonymous memory after "
+                        "each training step's forward pass and at its end (JSONL) here")
     r.add_argument("--prepare-only", action="store_true")
     a = p.parse_args(argv)
     a.fanout = [int(f) for f in a.fanout.split(",")]
@@ -113,6 +116,43 @@ def load(a, marks):
     del d, edge_index
     marks("load", "end", edges=int(data.edge_index.size(1)))
     return data, splits
+
+
+class HeapLog:
+    """glibc's own account of the main process's heap (mallinfo2: arena is
+    the non-mmapped heap, fordblks its free part, hblkhd the mmapped
+    chunks), beside the main process's RssAnon and the children's
+    Private_Dirty, one JSON line per call: what the kept-heap terms of
+    src/estimate/host_heap.rs claim, read from the allocator itself."""
+
+    FIELDS = ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+              "fsmblks", "uordblks", "fordblks", "keepcost")
+
+    def __init__(self, path):
+        self.f = open(path, "a") if path else None
+        self.step = 0
+        if self.f:
+            import ctypes
+
+            class Info(ctypes.Structure):
+                _fields_ = [(n, ctypes.c_size_t) for n in self.FIELDS]
+
+            self.libc = ctypes.CDLL("libc.so.6")
+            self.libc.mallinfo2.restype = Info
+
+    def __call__(self, kind, i, moment):
+        if not self.f:
+            return
+        m = self.libc.mallinfo2()
+        row = {"t": time.time(), "kind": kind, "batch": i, "moment": moment, "step": self.step}
+        row.update({n: getattr(m, n) for n in self.FIELDS})
+        procs = probe_children()
+        row["main_anon"] = procs[0].get("Anonymous")
+        row["children_private_dirty"] = sum(p.get("Private_Dirty", 0) for p in procs[1:])
+        row["children"] = len(procs) - 1
+        self.f.write(json.dumps(row) + "\n")
+        self.f.flush()
+        self.step += moment == "end"
 
 
 def probe_children():
@@ -219,6 +259,7 @@ def main():
     sizes = {"train": [], "eval": []}
 
     probes = {}
+    heap_log = HeapLog(a.mallinfo)
 
     def run(ld, train, kind):
         model.train(train)
@@ -228,11 +269,13 @@ def main():
                     probes[kind] = probe_children()
                 sizes[kind].append((int(batch.num_nodes), int(batch.edge_index.size(1))))
                 out = model(batch.x.float(), batch.edge_index)[:batch.batch_size]
+                heap_log(kind, i, "forward")
                 if train:
                     loss = F.cross_entropy(out, batch.y[:batch.batch_size])
                     loss.backward()
                     opt.step()
                     opt.zero_grad()
+                heap_log(kind, i, "end")
 
     def inference(x_all):
         """PyG's examples' layer-wise inference (examples/reddit.py's

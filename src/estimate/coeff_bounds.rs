@@ -98,6 +98,7 @@ mod tests {
             cpu_heap_large_eval_forked: 100.0,
             cpu_heap_small_shared: 100.0,
             cpu_heap_large_shared: 100.0,
+            cpu_heap_large_shared_resident: 100.0,
             allocator_reserve_fraction: 100.0,
             build_heap_retained: 100.0,
             ..Coefficients::default()

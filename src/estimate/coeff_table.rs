@@ -251,7 +251,17 @@ pub static TABLE: &[Coefficient] = &[
         RATIO,
         true,
         PYTHON_CORPUS,
-        "the same, large tensors"
+        "the same, large tensors, per live byte of the step: the most the kept heap reaches"
+    ),
+    coefficient!(
+        cpu_heap_large_shared_resident,
+        f64,
+        Unit::Ratio,
+        30.0,
+        RATIO,
+        true,
+        "default: the least value that leaves none of the 45 development runs of this regime (the spent random sets, 2026-11-27) more than 5 % low; glibc's mallinfo2 read by benches/pyg/case.py --mallinfo shows the mechanism's two ends",
+        "the same, large tensors, per byte of the step's heap-resident tensors: a step whose tensors glibc nearly all mmaps keeps next to nothing"
     ),
     coefficient!(
         cuda_context_bytes,

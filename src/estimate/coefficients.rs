@@ -57,8 +57,14 @@ pub struct Coefficients {
     /// Later epochs while workers forked from the grown heap share its pages
     /// (the parent's rewrites copy them), small tensors.
     pub cpu_heap_small_shared: f64,
-    /// The same, large tensors.
+    /// The same, large tensors, per live byte of the step: the most it
+    /// reaches (see `cpu_heap_large_shared_resident`).
     pub cpu_heap_large_shared: f64,
+    /// The same, large tensors, per byte of the step's heap-resident tensors:
+    /// a step whose tensors are nearly all mmapped keeps next to nothing
+    /// whatever workers were forked from its heap (glibc's mallinfo2 on
+    /// sealed-cow-2611274's draw 33: a heap of 199 MiB, 47 MiB of it free).
+    pub cpu_heap_large_shared_resident: f64,
     /// CUDA context as NVML sees it when the GPU profile does not say.
     pub cuda_context_bytes: u64,
     /// Whether `cuda_context_bytes` was measured on this machine's GPU by
@@ -119,6 +125,7 @@ impl Default for Coefficients {
             cpu_heap_large_eval_forked: 0.0,
             cpu_heap_small_shared: 0.0,
             cpu_heap_large_shared: 0.0,
+            cpu_heap_large_shared_resident: 0.0,
             cuda_context_bytes: 0,
             cuda_context_measured: false,
             allocator_reserve_fraction: 0.0,

@@ -101,7 +101,42 @@ pub(super) fn cpu_heap(
                 && we > 0
                 && settings.eval_loaders == EvalLoaders::Resident));
     let train_kept = if forked_from_grown_heap {
-        c(coeffs.cpu_heap_small_shared, coeffs.cpu_heap_large_shared)
+        // Large tensors: bounded by the step's heap-resident share, since
+        // only pages of the heap are kept free or copied for the forked
+        // workers; an mmapped tensor is unmapped when freed and a fork maps
+        // none of a later step's (glibc's mallinfo2 by case.py --mallinfo:
+        // sealed-cow-2611274's draw 33, every tensor over 32 MiB, keeps a
+        // heap of 199 MiB with 47 MiB free, where 1.2 of the live step was
+        // 4.31 GiB; dev-2611252's draw 06, its hidden rows of 29 MB in the
+        // heap, keeps 1.0-1.1 GiB free and its six workers 0.7 GiB). An RSS
+        // sum also counts what each forked worker maps of the main process,
+        // which this bound does not measure (sealed-layerwise-2611268's
+        // draw 24, eight workers forked each epoch, falls from +7 % to
+        // -24 % with it): there the ratio stays whole.
+        // glibc decides tensor by tensor and batches vary: the mean batch's
+        // tensors can be under the ceiling where the largest's are over
+        // (sealed-heap-2611275's draw 07: hidden rows of 28 MB at its mean
+        // batch, 35 MB at its largest; −16 % with the largest's share).
+        let typical = super::SampleStats {
+            tail_nodes: train.mean_nodes,
+            tail_edges: train.mean_edges,
+            ..*train
+        };
+        let typical_share = super::heap_share::heap_resident_share(
+            job,
+            &typical,
+            settings.batch_size as f64,
+            settings.num_workers == 0,
+        );
+        let bounded = if job.accounting == crate::spec::Accounting::Cgroup {
+            share.max(typical_share) * coeffs.cpu_heap_large_shared_resident
+        } else {
+            f64::INFINITY
+        };
+        c(
+            coeffs.cpu_heap_small_shared,
+            coeffs.cpu_heap_large_shared.min(bounded),
+        )
     } else {
         first
     };

@@ -136,3 +136,49 @@ fn building_a_loader_between_passes_holds_no_activations() {
         host("model on the host (CPU training)")
     );
 }
+
+/// Later epochs with training workers forked anew from the grown heap: a
+/// step whose tensors are all over glibc's 32 MiB mmap ceiling keeps next
+/// to nothing under a cgroup (sealed-cow-2611274's draw 33, read with
+/// mallinfo2), one whose hidden rows live in the heap keeps the whole
+/// ratio, and an RSS sum keeps the whole ratio either way.
+#[test]
+fn an_mmapped_step_keeps_no_heap_for_workers_forked_from_it() {
+    let kept = "heap kept by glibc (CPU training)";
+    let live = "model on the host (CPU training)";
+    let ratio = Coefficients::default().cpu_heap_large_shared;
+    let run = |dataset: &str, rss_sum: bool, batch: u64, fanout: Vec<i64>| {
+        let mut spec = JobSpec::for_dataset(dataset);
+        spec.device = Device::Cpu;
+        spec.budget.accounting = if rss_sum {
+            Accounting::RssSum
+        } else {
+            Accounting::Cgroup
+        };
+        spec.epochs = 3;
+        let job = Job::from_spec(&spec).unwrap();
+        let mut s = job.settings.clone();
+        s.batch_size = batch;
+        s.fanout = fanout;
+        s.num_workers = 2;
+        s.persistent_workers = false;
+        s.eval_loaders = EvalLoaders::None;
+        let (k, l) = (
+            component(&job, &s, "train", kept),
+            component(&job, &s, "train", live),
+        );
+        assert!(l > 0.0, "a CPU step has live tensors");
+        k / l
+    };
+    // products at batch 8192, fanout [25, 20]: about a million nodes a
+    // batch, so even the 47-class output rows (180 MiB) are mmapped.
+    let mmapped = run("ogbn-products", false, 8192, vec![25, 20]);
+    assert!(mmapped < 0.05 * ratio, "{mmapped}");
+    // The same under an RSS sum: the whole ratio.
+    let rss = run("ogbn-products", true, 8192, vec![25, 20]);
+    assert!((rss - ratio).abs() < 1e-3, "{rss}");
+    // arxiv at batch 64, fanout [2, 2]: every tensor under 32 MiB, in the
+    // heap, which keeps the small-tensor ratio.
+    let small = run("ogbn-arxiv", false, 64, vec![2, 2]);
+    assert!(small >= ratio, "{small} vs {ratio}");
+}
