@@ -261,6 +261,13 @@ fn read(
         ev.config_files = h.files;
         ev.config_groups = h.groups;
     }
+    // `parser.set_defaults(**cfg)` with `cfg` the config file just found:
+    // the options' defaults come from it, so they are read again (the file
+    // itself was found from the first reading's `--config`).
+    if ev.config.is_some() {
+        let defs = super::argparse::definitions(&ev);
+        ev.args = super::argparse::values(&defs, argv, &cmdline).0;
+    }
     let loaders = super::loaders::find(&ev);
     let graph = super::graph::find(&ev);
     let model = super::model::find(&ev);

@@ -564,3 +564,22 @@ fn degrees_of_an_edge_major_npz_and_a_file_with_headers_only() {
         .to_string();
     assert!(why.starts_with("on_disk/data/graph.npz"), "{why}");
 }
+
+#[test]
+fn a_config_file_given_as_argparse_defaults_and_options_read_as_a_tuple() {
+    // `parser.set_defaults(**cfg)` with cfg = yaml.safe_load(config.yaml),
+    // `args, _ = parser.parse_known_args()`, and the loader built by a
+    // helper from `**vars(args)`: the config's values, named at its lines,
+    // not the `add_argument` defaults (64, 0, 16, 1) they replace.
+    let r = plan("config_defaults/train.py", &[], &[]);
+    assert_eq!(r["job"]["loader"]["batch_size"], 1024);
+    assert_eq!(from(&r, "loader.batch_size"), "config.yaml:1");
+    assert_eq!(r["job"]["loader"]["num_workers"], 4);
+    assert_eq!(from(&r, "loader.num_workers"), "config.yaml:2");
+    assert_eq!(r["job"]["model"]["hidden"], 256);
+    assert_eq!(r["job"]["epochs"], 3);
+    // The command line still wins over the config's default.
+    let r = plan("config_defaults/train.py", &[], &["--batch_size", "2048"]);
+    assert_eq!(r["job"]["loader"]["batch_size"], 2048);
+    assert_eq!(r["job"]["loader"]["num_workers"], 4);
+}
