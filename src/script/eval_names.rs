@@ -48,7 +48,8 @@ impl<'t> Eval<'t> {
     }
 
     /// The dict `v` bound to `name` by `a`, with the `name.update(...)`
-    /// calls that run between `a` and `at` in its function applied
+    /// calls and `name['key'] = value` assignments that run between `a`
+    /// and `at` in its function applied in order
     /// (`kwargs.update({'num_neighbors': [5] * 2})` in the branch taken).
     /// An update the reader cannot compute leaves the dict as it was.
     fn updated(
@@ -63,7 +64,12 @@ impl<'t> Eval<'t> {
         if !matches!(v.value, Value::Dict(_)) {
             return v;
         }
+        let items = self.item_assignments(name, a, at, locals);
+        let mut items = items.into_iter().peekable();
         for call in self.update_calls(name, a, at, locals) {
+            while let Some((key, set)) = items.next_if(|(_, s)| s.start < call.start_byte()) {
+                self.set_item(&mut v, key, &set, locals, d);
+            }
             let args = call_args(self.src(call), call);
             let mut parts = Vec::new();
             let mut entries = Vec::new();
@@ -91,7 +97,61 @@ impl<'t> Eval<'t> {
             }
             v.from.push(self.at(call));
         }
+        for (key, set) in items {
+            self.set_item(&mut v, key, &set, locals, d);
+        }
         v
+    }
+
+    /// `dict[key] = value` applied to `v` when both can be computed, the
+    /// assignment's place added (the key's line names it: `python_member`).
+    fn set_item(
+        &self,
+        v: &mut Found,
+        key: Node<'t>,
+        set: &super::index::Assign<'t>,
+        locals: &Locals,
+        d: usize,
+    ) {
+        let Some(Found {
+            value: Value::Str(k),
+            ..
+        }) = self.eval_in(key, locals, d + 1)
+        else {
+            return;
+        };
+        let Some(value) = self.eval_in(set.value, locals, d + 1) else {
+            return;
+        };
+        if let Value::Dict(e) = &mut v.value {
+            e.push((k, value.value));
+        }
+        v.from.push(self.at(set.value));
+    }
+
+    /// The `name[key] = value` assignments that run after `a` binds `name`
+    /// and before `at`, in the same function, in order.
+    pub(super) fn item_assignments(
+        &self,
+        name: &str,
+        a: &super::index::Assign<'t>,
+        at: Node<'t>,
+        locals: &Locals,
+    ) -> Vec<(Node<'t>, super::index::Assign<'t>)> {
+        let scope = a.scope.map(|s| s.id());
+        self.index_of(at)
+            .items
+            .get(name)
+            .into_iter()
+            .flatten()
+            .filter(|(_, s)| {
+                s.start >= a.end
+                    && s.end <= at.start_byte()
+                    && s.scope.map(|f| f.id()) == scope
+                    && super::reachable_with(self, s.value, locals)
+            })
+            .copied()
+            .collect()
     }
 
     /// The `name.update(...)` calls that run after `a` binds `name` and
@@ -138,6 +198,23 @@ impl<'t> Eval<'t> {
             return Found { value: v, from };
         };
         let quoted = [format!("'{key}'"), format!("\"{key}\"")];
+        // `name['key'] = value` among the places: the last one sets the key.
+        let item = from.iter().rev().filter_map(|f| line_of(f)).find(|&n| {
+            src.text.lines().nth(n.saturating_sub(1)).is_some_and(|l| {
+                quoted.iter().any(|q| {
+                    l.match_indices(&format!("[{q}]"))
+                        .any(|(i, m)| l[i + m.len()..].trim_start().starts_with('='))
+                })
+            })
+        });
+        if let Some(n) = item {
+            let mut out = vec![format!("{label}:{n}")];
+            out.extend(from.into_iter().filter(|f| line_of(f).is_none()));
+            return Found {
+                value: v,
+                from: out,
+            };
+        }
         let at = src
             .text
             .lines()

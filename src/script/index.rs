@@ -32,6 +32,9 @@ pub struct Assign<'t> {
 pub struct Index<'t> {
     /// Assignments by target name, in source order.
     pub assigns: HashMap<String, Vec<Assign<'t>>>,
+    /// Item assignments (`name[key] = value`) by the object's text, in
+    /// source order: the key node and the assignment.
+    pub items: HashMap<String, Vec<(Node<'t>, Assign<'t>)>>,
     /// Function definitions by name (the first one wins).
     pub functions: HashMap<String, Node<'t>>,
     /// Class definitions by name.
@@ -171,12 +174,36 @@ impl<'t> Index<'t> {
         ) else {
             return;
         };
+        let scope = self.enclosing_function(node);
+        if left.kind() == "subscript"
+            && let (Some(object), Some(key)) = (
+                left.child_by_field_name("value"),
+                left.child_by_field_name("subscript"),
+            )
+            && matches!(object.kind(), "identifier" | "attribute")
+        {
+            let name: String = src
+                .text_of(object)
+                .chars()
+                .filter(|c| !c.is_whitespace())
+                .collect();
+            self.items.entry(name).or_default().push((
+                key,
+                Assign {
+                    value,
+                    scope,
+                    start: node.start_byte(),
+                    end: node.end_byte(),
+                    position: 0,
+                },
+            ));
+            return;
+        }
         let names: Vec<Node> = match left.kind() {
             "identifier" | "attribute" => vec![left],
             "pattern_list" | "tuple_pattern" => super::py::children(left),
             _ => return,
         };
-        let scope = self.enclosing_function(node);
         // A class body's `x: int = 5` is the class's, not a module name:
         // keyed `Class.x` (dataclass fields, class attributes).
         let class = self

@@ -583,3 +583,19 @@ fn a_config_file_given_as_argparse_defaults_and_options_read_as_a_tuple() {
     assert_eq!(r["job"]["loader"]["batch_size"], 2048);
     assert_eq!(r["job"]["loader"]["num_workers"], 4);
 }
+
+#[test]
+fn dict_entries_set_by_item_assignment_before_the_use() {
+    // kw = {...}; `if args.deep: kw["num_neighbors"] = [15, 10, 5]`;
+    // `kw["batch_size"] = 1024`; NeighborLoader(data, **kw). Each later
+    // assignment that runs replaces its entry, named at its own line.
+    let r = plan("dict_items/train.py", &[], &[]);
+    assert_eq!(r["job"]["loader"]["batch_size"], 1024);
+    assert_eq!(from(&r, "loader.batch_size"), "train.py:16");
+    assert_eq!(r["job"]["loader"]["fanout"], serde_json::json!([10, 5]));
+    assert_eq!(from(&r, "loader.fanout"), "train.py:13");
+    assert_eq!(r["job"]["loader"]["num_workers"], 2);
+    let r = plan("dict_items/train.py", &[], &["--deep"]);
+    assert_eq!(r["job"]["loader"]["fanout"], serde_json::json!([15, 10, 5]));
+    assert_eq!(from(&r, "loader.fanout"), "train.py:15");
+}
