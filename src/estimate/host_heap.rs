@@ -117,18 +117,18 @@ pub(super) fn cpu_heap(
         // tensors can be under the ceiling where the largest's are over
         // (sealed-heap-2611275's draw 07: hidden rows of 28 MB at its mean
         // batch, 35 MB at its largest; −16 % with the largest's share).
-        let typical = super::SampleStats {
-            tail_nodes: train.mean_nodes,
-            tail_edges: train.mean_edges,
-            ..*train
-        };
-        let typical_share = super::heap_share::heap_resident_share(
-            job,
-            &typical,
-            settings.batch_size as f64,
-            settings.num_workers == 0,
-        );
         let bounded = if job.accounting == crate::spec::Accounting::Cgroup {
+            let typical = super::SampleStats {
+                tail_nodes: train.mean_nodes,
+                tail_edges: train.mean_edges,
+                ..*train
+            };
+            let typical_share = super::heap_share::heap_resident_share(
+                job,
+                &typical,
+                settings.batch_size as f64,
+                settings.num_workers == 0,
+            );
             share.max(typical_share) * coeffs.cpu_heap_large_shared_resident
         } else {
             f64::INFINITY
