@@ -10,6 +10,15 @@ use super::eval::{Eval, Locals};
 use super::project::Imported;
 use super::py::{Found, Value, call_args, callee_name};
 
+/// One change to a dict bound to a name, made between its binding and a use.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum DictChange<'t> {
+    /// `name.update(...)`: the call.
+    Update(Node<'t>),
+    /// `name[key] = value`: the key and the value.
+    Item(Node<'t>, Node<'t>),
+}
+
 impl<'t> Eval<'t> {
     pub(super) fn attribute(&self, node: Node<'t>, locals: &Locals, d: usize) -> Option<Found> {
         let object = node.child_by_field_name("object")?;
@@ -64,12 +73,14 @@ impl<'t> Eval<'t> {
         if !matches!(v.value, Value::Dict(_)) {
             return v;
         }
-        let items = self.item_assignments(name, a, at, locals);
-        let mut items = items.into_iter().peekable();
-        for call in self.update_calls(name, a, at, locals) {
-            while let Some((key, set)) = items.next_if(|(_, s)| s.start < call.start_byte()) {
-                self.set_item(&mut v, key, &set, locals, d);
-            }
+        for change in self.dict_changes(name, a, at, locals) {
+            let call = match change {
+                DictChange::Update(call) => call,
+                DictChange::Item(key, value) => {
+                    self.set_item(&mut v, key, value, locals, d);
+                    continue;
+                }
+            };
             let args = call_args(self.src(call), call);
             let mut parts = Vec::new();
             let mut entries = Vec::new();
@@ -97,87 +108,73 @@ impl<'t> Eval<'t> {
             }
             v.from.push(self.at(call));
         }
-        for (key, set) in items {
-            self.set_item(&mut v, key, &set, locals, d);
-        }
         v
     }
 
-    /// `dict[key] = value` applied to `v` when both can be computed, the
-    /// assignment's place added (the key's line names it: `python_member`).
-    fn set_item(
-        &self,
-        v: &mut Found,
-        key: Node<'t>,
-        set: &super::index::Assign<'t>,
-        locals: &Locals,
-        d: usize,
-    ) {
-        let Some(Found {
-            value: Value::Str(k),
-            ..
-        }) = self.eval_in(key, locals, d + 1)
-        else {
+    /// `dict[key] = value` applied to `v`, the assignment's place added
+    /// (the key's line names it: `python_member`); a value the reader
+    /// cannot compute takes the key out, so that it is named as unknown
+    /// rather than read at its earlier value.
+    fn set_item(&self, v: &mut Found, key: Node<'t>, value: Node<'t>, locals: &Locals, d: usize) {
+        let Some(k) = self.item_key(key, locals, d) else {
             return;
         };
-        let Some(value) = self.eval_in(set.value, locals, d + 1) else {
-            return;
-        };
+        let value = self.eval_in(value, locals, d + 1);
         if let Value::Dict(e) = &mut v.value {
-            e.push((k, value.value));
+            e.retain(|(o, _)| *o != k);
+            if let Some(f) = value {
+                e.push((k, f.value));
+            }
         }
-        v.from.push(self.at(set.value));
+        v.from.push(self.at(key));
     }
 
-    /// The `name[key] = value` assignments that run after `a` binds `name`
-    /// and before `at`, in the same function, in order.
-    pub(super) fn item_assignments(
+    /// The key of `name[key] = ...`, when it is a string the reader computes.
+    pub(super) fn item_key(&self, key: Node<'t>, locals: &Locals, d: usize) -> Option<String> {
+        match self.eval_in(key, locals, d + 1)?.value {
+            Value::Str(k) => Some(k),
+            _ => None,
+        }
+    }
+
+    /// The `name.update(...)` calls and `name[key] = value` assignments
+    /// that run after `a` binds `name` and before `at`, in the same
+    /// function, in source order.
+    pub(super) fn dict_changes(
         &self,
         name: &str,
         a: &super::index::Assign<'t>,
         at: Node<'t>,
         locals: &Locals,
-    ) -> Vec<(Node<'t>, super::index::Assign<'t>)> {
-        let scope = a.scope.map(|s| s.id());
-        self.index_of(at)
-            .items
-            .get(name)
-            .into_iter()
-            .flatten()
-            .filter(|(_, s)| {
-                s.start >= a.end
-                    && s.end <= at.start_byte()
-                    && s.scope.map(|f| f.id()) == scope
-                    && super::reachable_with(self, s.value, locals)
-            })
-            .copied()
-            .collect()
-    }
-
-    /// The `name.update(...)` calls that run after `a` binds `name` and
-    /// before `at`, in the same function, in order.
-    pub(super) fn update_calls(
-        &self,
-        name: &str,
-        a: &super::index::Assign<'t>,
-        at: Node<'t>,
-        locals: &Locals,
-    ) -> Vec<Node<'t>> {
+    ) -> Vec<DictChange<'t>> {
         let target = format!("{name}.update");
         let scope = a.scope.map(|s| s.id());
-        self.index_of(at)
+        let between = |n: Node<'t>| n.start_byte() >= a.end && n.end_byte() <= at.start_byte();
+        let index = self.index_of(at);
+        let updates = index
             .calls
             .iter()
             .copied()
             .filter(|&call| {
-                call.start_byte() >= a.end
-                    && call.end_byte() <= at.start_byte()
+                between(call)
                     && self.enclosing_function(call).map(|f| f.id()) == scope
                     && call.child_by_field_name("function").map(|f| self.text(f))
                         == Some(target.as_str())
-                    && super::reachable_with(self, call, locals)
             })
-            .collect()
+            .map(|call| (call, DictChange::Update(call)));
+        let items = index
+            .items
+            .get(name)
+            .into_iter()
+            .flatten()
+            .filter(|(_, s)| between(s.value) && s.scope.map(|f| f.id()) == scope)
+            .map(|&(key, s)| (s.value, DictChange::Item(key, s.value)));
+        let mut out: Vec<(Node<'t>, DictChange<'t>)> = updates
+            .chain(items)
+            .filter(|(n, _)| super::reachable_with(self, *n, locals))
+            .collect();
+        out.sort_by_key(|(n, _)| n.start_byte());
+        out.into_iter().map(|(_, c)| c).collect()
     }
 
     /// `v`, taken by `key` from a dict written in the project's Python

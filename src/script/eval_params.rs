@@ -12,6 +12,7 @@
 use tree_sitter::Node;
 
 use super::eval::{Binding, Eval, Locals, param_name};
+use super::eval_names::DictChange;
 use super::index::def_name;
 use super::project::Imported;
 use super::py::{Found, Value, call_args, callee_name, children};
@@ -330,14 +331,19 @@ impl<'t> Eval<'t> {
         // `kwargs.update({'num_neighbors': [5] * 2})` and
         // `kwargs['batch_size'] = 1024` before the use, in order.
         if let Some((name, a)) = bound {
-            let mut items = self
-                .item_assignments(name, &a, at, caller)
-                .into_iter()
-                .peekable();
-            for call in self.update_calls(name, &a, at, caller) {
-                while let Some((key, set)) = items.next_if(|(_, s)| s.start < call.start_byte()) {
-                    self.put_item(&mut out, key, set.value, caller, d);
-                }
+            for change in self.dict_changes(name, &a, at, caller) {
+                let call = match change {
+                    DictChange::Update(call) => call,
+                    DictChange::Item(key, value) => {
+                        // A key the reader cannot compute changes no entry it can name.
+                        if let Some(k) = self.item_key(key, caller, d) {
+                            let v = self.eval_in(value, caller, d + 1);
+                            out.retain(|(o, _)| *o != k);
+                            out.push((k, v));
+                        }
+                        continue;
+                    }
+                };
                 let args = call_args(self.src(call), call);
                 let mut added = match args.positional.first() {
                     Some(p) => self.dict_entries(*p, caller, d + 1)?,
@@ -351,35 +357,8 @@ impl<'t> Eval<'t> {
                     out.push((k, v));
                 }
             }
-            for (key, set) in items {
-                self.put_item(&mut out, key, set.value, caller, d);
-            }
         }
         Some(out)
-    }
-
-    /// `dict[key] = value` in a dict's entries: the entry replaced, named
-    /// at its own line, or kept with no value (named as unknown) when the
-    /// value cannot be computed. A key that cannot be computed changes no
-    /// entry the reader can name.
-    fn put_item(
-        &self,
-        out: &mut Vec<(String, Option<Found>)>,
-        key: Node<'t>,
-        value: Node<'t>,
-        caller: &Locals,
-        d: usize,
-    ) {
-        let Some(Found {
-            value: Value::Str(k),
-            ..
-        }) = self.eval_in(key, caller, d + 1)
-        else {
-            return;
-        };
-        let v = self.eval_in(value, caller, d + 1);
-        out.retain(|(o, _)| *o != k);
-        out.push((k, v));
     }
 
     /// The function of the project `call` calls, when it can be told:
