@@ -117,10 +117,13 @@ pub type Refused = (String, Option<String>);
 
 /// The values the script runs with, by dest, and the options argparse would
 /// refuse (not defined by the script), each with the word that follows it.
+/// A value is at `launch_at`, and first at its option's own line when the
+/// command goes on over several (`option_at`).
 pub fn values(
     defs: &[Argument],
     argv: &[String],
     launch_at: &str,
+    option_at: &HashMap<String, String>,
 ) -> (HashMap<String, Found>, Vec<Refused>) {
     let mut out: HashMap<String, Found> = defs
         .iter()
@@ -178,7 +181,12 @@ pub fn values(
             };
             typed(&def.kind, &text)
         };
-        out.insert(def.dest.clone(), Found::at(value, launch_at));
+        // An option on a continued line: its own line, then the command's.
+        let mut found = Found::at(value, option_at.get(opt).map_or(launch_at, String::as_str));
+        if option_at.contains_key(opt) {
+            found.from.push(launch_at.to_string());
+        }
+        out.insert(def.dest.clone(), found);
     }
     (out, unknown)
 }
@@ -269,7 +277,7 @@ mod tests {
             .split(' ')
             .map(String::from)
             .collect();
-        let (v, unknown) = values(&defs, &argv, "s.sbatch:9");
+        let (v, unknown) = values(&defs, &argv, "s.sbatch:9", &HashMap::new());
         assert_eq!(v["batch_size"].value, Value::Int(512), "a unique prefix");
         assert_eq!(
             v["fan_out"].value,
@@ -280,7 +288,12 @@ mod tests {
         assert_eq!(v["num_workers"].from, vec!["s.sbatch:9".to_string()]);
         assert_eq!(unknown, vec![("--lr".to_string(), Some("0.1".to_string()))]);
         // argparse does not fold dashes into underscores: --fan-out is not --fan_out.
-        let (_, unknown) = values(&defs, &["--fan-out".into(), "3".into()], "s");
+        let (_, unknown) = values(
+            &defs,
+            &["--fan-out".into(), "3".into()],
+            "s",
+            &HashMap::new(),
+        );
         assert_eq!(
             unknown,
             vec![("--fan-out".to_string(), Some("3".to_string()))]

@@ -39,6 +39,9 @@ pub struct Launch {
     pub env: HashMap<String, Found>,
     /// The directory it runs in (relative paths it opens start there).
     pub cwd: PathBuf,
+    /// Options of a launch line continued over several lines (`\\`), each
+    /// at the line it is written on (`--batch-size` → `run.sh:61`).
+    pub option_at: HashMap<String, String>,
 }
 
 /// Everything a launch file runs.
@@ -73,6 +76,7 @@ pub fn follow_all(text: &str, path: &Path) -> Followed {
     );
     let mut state = State {
         env: Env::new(w.out.env.clone()),
+        lines: std::rc::Rc::new(text.lines().map(String::from).collect()),
         cwd: dir,
         label: label_of(path),
         via: String::new(),
@@ -95,6 +99,8 @@ fn label_of(path: &Path) -> String {
 
 struct State {
     env: Env,
+    /// The lines of the file being walked.
+    lines: std::rc::Rc<Vec<String>>,
     cwd: PathBuf,
     label: String,
     /// ` (called at x.sh:6)` for a file called from another.
@@ -188,12 +194,7 @@ impl Walker {
                     super::launchers::launch_line(&words, &at, &st.cwd, &st.env.vars)
                 {
                     if !l.script.exists()
-                        && let Some(rel) = l
-                            .script
-                            .strip_prefix(&st.cwd)
-                            .ok()
-                            .map(|r| r.display().to_string())
-                        && let Some(found) = self.existing(&st.cwd, &rel, &at)
+                        && let Some((found, rel)) = self.relocated(&l.script, &st.cwd, &at)
                     {
                         // The run starts in the directory the path was found under.
                         l.cwd = root_of(&found, &rel).unwrap_or(l.cwd);
@@ -201,6 +202,7 @@ impl Walker {
                     }
                     l.env = st.env.vars.clone();
                     l.directives = self.out.directives.clone();
+                    l.option_at = option_lines(&st.lines, line, &st.label, &st.via);
                     self.out.runs.push(l);
                 }
             }
@@ -246,6 +248,7 @@ impl Walker {
         };
         let mut inner = State {
             env: st.env.with_positional(&words[1..]),
+            lines: std::rc::Rc::new(text.lines().map(String::from).collect()),
             cwd: st.cwd.clone(),
             label: label_of(&path),
             via: format!(" (called at {at}{})", st.via),
@@ -281,6 +284,71 @@ impl Walker {
         ));
         Some(found)
     }
+}
+
+impl Walker {
+    /// A script that is not where the line says: its path from the
+    /// directories above, else its last components (the longest first)
+    /// from `cwd` and the directories above the file given to headroom. A
+    /// path under a variable the file does not set (`$PROJECT/src/train.py`)
+    /// or inside a container's mount arrives here; the note says so.
+    fn relocated(&mut self, script: &Path, cwd: &Path, at: &str) -> Option<(PathBuf, String)> {
+        if let Ok(rel) = script.strip_prefix(cwd) {
+            let rel = rel.display().to_string();
+            if let Some(found) = self.existing(cwd, &rel, at) {
+                return Some((found, rel));
+            }
+        }
+        let parts: Vec<String> = script
+            .components()
+            .filter_map(|c| match c {
+                std::path::Component::Normal(p) => Some(p.to_string_lossy().into_owned()),
+                _ => None,
+            })
+            .collect();
+        for k in 0..parts.len() {
+            let rel = parts[k..].join("/");
+            let found = std::iter::once(cwd)
+                .chain(self.top.ancestors().take(5))
+                .map(|d| d.join(&rel))
+                .find(|p| p.is_file());
+            if let Some(found) = found {
+                self.out.notes.push(format!(
+                    "{at}: {} is not there; read {} (its last components, found from the launch file's directory)",
+                    script.display(),
+                    found.display()
+                ));
+                return Some((found, rel));
+            }
+        }
+        None
+    }
+}
+
+/// Each option of the command starting at line `first` (1-based) that goes
+/// on over `\\`-continued lines, at the line it is written on; empty for a
+/// command on one line (its options are at the command's line).
+fn option_lines(lines: &[String], first: usize, label: &str, via: &str) -> HashMap<String, String> {
+    let mut out = HashMap::new();
+    let mut n = first;
+    while let Some(text) = lines.get(n.wrapping_sub(1)) {
+        for w in text.split_whitespace() {
+            let w = w.trim_matches(['"', '\'']);
+            let opt = w.split_once('=').map_or(w, |(o, _)| o);
+            if opt.starts_with('-') && opt.len() > 1 {
+                out.entry(opt.to_string())
+                    .or_insert_with(|| format!("{label}:{n}{via}"));
+            }
+        }
+        if !text.trim_end().ends_with('\\') {
+            break;
+        }
+        n += 1;
+    }
+    if n == first {
+        out.clear();
+    }
+    out
 }
 
 /// The directory `rel` was found under, when `path` = that directory + `rel`.

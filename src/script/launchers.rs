@@ -1,7 +1,8 @@
 //! The launchers of a launch line, skipped to the Python entry point:
 //! `srun`, `mpirun`/`mpiexec`, `torchrun`, `python -m torch.distributed.run`
 //! and `.launch`, `accelerate launch`, `env`, `time`, `exec`, `numactl`,
-//! `nohup`, `nice`, `stdbuf`, `taskset`, `VAR=value` prefixes,
+//! `nohup`, `nice`, `stdbuf`, `taskset`, `VAR=value` prefixes, container
+//! launchers (containers.rs: the script read through their binds),
 //! their options (with or without a value), and the ranks per node they
 //! start (`--nproc_per_node` (`gpu`/`auto`: the node's GPUs),
 //! `--ntasks-per-node`, `-npernode`, `--num_processes`; `srun` alone: the
@@ -10,6 +11,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use super::containers::{on_host, skip_container};
 use super::launch::Launch;
 use super::py::{Found, Value};
 
@@ -98,6 +100,7 @@ pub(super) fn launch_line(
     env: &HashMap<String, Found>,
 ) -> Option<Launch> {
     let mut ranks: Option<Found> = None;
+    let mut binds = Vec::new();
     let mut i = 0;
     let rank_of = |v: &str| -> Option<Found> {
         let n = match v {
@@ -123,7 +126,7 @@ pub(super) fn launch_line(
                 }
                 (module_path(cwd, module), j + 2)
             } else {
-                (cwd.join(words.get(j)?), j + 1)
+                (cwd.join(on_host(words.get(j)?, &binds)), j + 1)
             };
             return Some(Launch {
                 script,
@@ -133,7 +136,11 @@ pub(super) fn launch_line(
                 directives: Vec::new(),
                 env: HashMap::new(),
                 cwd: cwd.to_path_buf(),
+                option_at: HashMap::new(),
             });
+        }
+        if skip_container(words, &mut i, &mut binds) {
+            continue;
         }
         match base {
             "srun" | "mpirun" | "mpiexec" | "torchrun" | "env" | "time" | "exec" | "numactl"
@@ -152,13 +159,14 @@ pub(super) fn launch_line(
             _ if base.ends_with(".py") => {
                 // torchrun train.py / srun ./train.py: the script is the entry point.
                 return Some(Launch {
-                    script: cwd.join(w),
+                    script: cwd.join(on_host(w, &binds)),
                     argv: words[i + 1..].to_vec(),
                     at: at.to_string(),
                     ranks,
                     directives: Vec::new(),
                     env: HashMap::new(),
                     cwd: cwd.to_path_buf(),
+                    option_at: HashMap::new(),
                 });
             }
             _ if w.contains('=') && i + 1 < words.len() => i += 1,

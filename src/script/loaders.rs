@@ -33,6 +33,9 @@ pub enum Split {
     Test,
     /// Every node (layer-wise inference, `input_nodes=None`).
     All,
+    /// The training nodes, evaluated: built where autograd is off
+    /// (grad_context.rs), so not the loader that trains.
+    TrainEval,
 }
 
 impl Split {
@@ -43,6 +46,7 @@ impl Split {
             Split::Val => "val",
             Split::Test => "test",
             Split::All => "all nodes",
+            Split::TrainEval => "train (evaluated)",
         }
     }
 }
@@ -280,6 +284,9 @@ fn loader<'t>(ev: &Eval<'t>, call: Node<'t>, kind: LoaderKind, ctx: &Context<'t>
     }
     if let Some(s) = ctx.split {
         split = s;
+    }
+    if split == Split::Train && super::grad_context::without_grad(ev, call) {
+        split = Split::TrainEval;
     }
     let fanout = args
         .get("num_neighbors")

@@ -12,6 +12,7 @@
 //! [`gres`].
 
 pub mod argparse;
+mod containers;
 mod dataclass_cli;
 pub mod datafile;
 mod dataset_name;
@@ -29,6 +30,7 @@ mod eval_return;
 mod eval_self;
 mod feature_copy;
 mod fill;
+mod grad_context;
 pub mod graph;
 mod graph_database;
 pub mod gres;

@@ -82,6 +82,7 @@ pub fn read_launch(text: &str, path: &Path, cpus: Option<u32>) -> Result<Vec<Scr
             &run.script,
             &run.argv,
             Some(&run.at),
+            &run.option_at,
             with_cpus(run.env.clone(), cpus),
             Some(&run.cwd),
         )?;
@@ -182,7 +183,14 @@ fn from_words(l: Ledger, source: &str, at: Option<&str>) -> ScriptReading {
 
 /// Reads the training script at `path` run with `argv`.
 pub fn read_python(path: &Path, argv: &[String], cpus: Option<u32>) -> Result<ScriptReading> {
-    read(path, argv, None, with_cpus(HashMap::new(), cpus), None)
+    read(
+        path,
+        argv,
+        None,
+        &HashMap::new(),
+        with_cpus(HashMap::new(), cpus),
+        None,
+    )
 }
 
 /// The launch's environment with `--cpus N` as the task's CPUs: what
@@ -202,6 +210,7 @@ fn read(
     path: &Path,
     argv: &[String],
     launch_at: Option<&str>,
+    option_at: &HashMap<String, String>,
     env: HashMap<String, Found>,
     cwd: Option<&Path>,
 ) -> Result<ScriptReading> {
@@ -226,7 +235,7 @@ fn read(
     };
     let defs = super::argparse::definitions(&ev);
     let cmdline = launch_at.map_or_else(|| "the command line".to_string(), str::to_string);
-    let (values, unknown_opts) = super::argparse::values(&defs, argv, &cmdline);
+    let (values, unknown_opts) = super::argparse::values(&defs, argv, &cmdline, option_at);
     ev.args = values;
     let mut warnings = Vec::new();
     // `plan train.py -- --batch_size 2048 --mem 256G`: --mem and --gpu that
@@ -266,7 +275,7 @@ fn read(
     // itself was found from the first reading's `--config`).
     if ev.config.is_some() {
         let defs = super::argparse::definitions(&ev);
-        ev.args = super::argparse::values(&defs, argv, &cmdline).0;
+        ev.args = super::argparse::values(&defs, argv, &cmdline, option_at).0;
     }
     let loaders = super::loaders::find(&ev);
     let graph = super::graph::find(&ev);

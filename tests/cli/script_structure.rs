@@ -599,3 +599,45 @@ fn dict_entries_set_by_item_assignment_before_the_use() {
     assert_eq!(r["job"]["loader"]["fanout"], serde_json::json!([15, 10, 5]));
     assert_eq!(from(&r, "loader.fanout"), "train.py:15");
 }
+
+#[test]
+fn a_script_run_in_a_container_is_read_through_its_bind_and_its_continued_lines() {
+    // `apptainer exec --bind ${SLURM_SUBMIT_DIR}/src:/workspace image.sif
+    // python /workspace/train.py \` with its options on the lines after:
+    // the script is src/train.py, each option named at its own line and at
+    // the command's.
+    let r = plan("container_launch/run.slurm", &[], &[]);
+    assert_eq!(r["job"]["loader"]["batch_size"], 2048);
+    assert_eq!(from(&r, "loader.batch_size"), "run.slurm:11, run.slurm:5");
+    assert_eq!(r["job"]["loader"]["num_workers"], 4);
+    assert_eq!(from(&r, "loader.num_workers"), "run.slurm:12, run.slurm:5");
+    // evaluate() is @torch.no_grad() and also runs over the training
+    // nodes: the loader that trains is the shuffled one of main().
+    assert_eq!(r["job"]["loader"]["fanout"], serde_json::json!([15, 10]));
+    assert_eq!(from(&r, "loader.fanout"), "train.py:32");
+    assert_eq!(r["job"]["loader"]["eval_loaders"], "on_demand");
+    assert_eq!(r["job"]["loader"]["eval_batch_size"], 8192);
+}
+
+#[test]
+fn a_script_path_under_a_variable_the_launch_file_does_not_set_is_found_by_its_tail() {
+    // `python $PROJECT/src/train.py`: PROJECT is the user's; the script is
+    // found from the launch file's directories by its last components, and
+    // the plan says so.
+    let r = plan("container_launch/jobs/env_path.sh", &[], &[]);
+    assert_eq!(r["job"]["loader"]["batch_size"], 512);
+    assert_eq!(from(&r, "loader.batch_size"), "env_path.sh:2");
+    let said = r["plan"]["warnings"].to_string();
+    assert!(said.contains("its last components"), "{said}");
+    assert!(said.contains("container_launch/src/train.py"), "{said}");
+}
+
+#[test]
+fn a_loader_over_the_training_nodes_inside_a_no_grad_block_is_not_the_training_loader() {
+    // `with torch.no_grad():` around a NeighborLoader over train_idx (the
+    // training accuracy), called after the shuffled loader that trains.
+    let r = plan("container_launch/src/with_block.py", &[], &[]);
+    assert_eq!(r["job"]["loader"]["batch_size"], 256);
+    assert_eq!(from(&r, "loader.batch_size"), "with_block.py:22");
+    assert_eq!(r["job"]["loader"]["eval_batch_size"], 4096);
+}
