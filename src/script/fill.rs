@@ -18,6 +18,9 @@ pub fn graph(l: &mut Ledger, g: &GraphFind) {
             value: Value::Str(name),
             from,
         })) => {
+            // `--dataset products`: the profile's own name (ogbn-products),
+            // so the job says which graph was planned.
+            let name = &crate::profiles::dataset(name).map_or_else(|_| name.clone(), |p| p.name);
             l.spec.dataset = crate::spec::DatasetRef::Name(name.clone());
             l.spec.name = Some(name.clone());
             l.read("dataset", name.clone().into(), from.join(", "));

@@ -39,7 +39,7 @@ pub struct Launch {
     pub env: HashMap<String, Found>,
     /// The directory it runs in (relative paths it opens start there).
     pub cwd: PathBuf,
-    /// Options of a launch line continued over several lines (`\\`), each
+    /// Options of a launch line continued over several lines (`\`), each
     /// at the line it is written on (`--batch-size` → `run.sh:61`).
     pub option_at: HashMap<String, String>,
 }
@@ -326,13 +326,14 @@ impl Walker {
 }
 
 /// Each option of the command starting at line `first` (1-based) that goes
-/// on over `\\`-continued lines, at the line it is written on; empty for a
-/// command on one line (its options are at the command's line).
+/// on over `\`-continued lines, at the line it is written on, when that is
+/// not the first (the command's own line, where the others are).
 fn option_lines(lines: &[String], first: usize, label: &str, via: &str) -> HashMap<String, String> {
     let mut out = HashMap::new();
     let mut n = first;
     while let Some(text) = lines.get(n.wrapping_sub(1)) {
-        for w in text.split_whitespace() {
+        // Options on the first line are at the command's line already.
+        for w in text.split_whitespace().filter(|_| n > first) {
             let w = w.trim_matches(['"', '\'']);
             let opt = w.split_once('=').map_or(w, |(o, _)| o);
             if opt.starts_with('-') && opt.len() > 1 {
@@ -344,9 +345,6 @@ fn option_lines(lines: &[String], first: usize, label: &str, via: &str) -> HashM
             break;
         }
         n += 1;
-    }
-    if n == first {
-        out.clear();
     }
     out
 }

@@ -83,10 +83,17 @@ pub fn describe<'t>(ev: &Eval<'t>, o: &Origin<'t>, out: &mut ModelFind) {
     let mut hits = Vec::new();
     let mut opaque_block = None;
     hits_in(ev, class, &locals, 0, 1, &mut hits, &mut opaque_block);
-    if opaque_block.is_some() {
+    let convs: Vec<&Hit> = hits.iter().filter(|h| h.conv.is_some()).collect();
+    // The project's own message passing beside PyG's convs (a temporal
+    // embedding next to R-GAT's GATConvs) is a side layer: the convs are
+    // the model. Alone, or beside a transformer block, it is not sized.
+    let side_layer = !convs.is_empty()
+        && hits
+            .iter()
+            .any(|h| h.own_message_passing && Some(h.call) == opaque_block);
+    if opaque_block.is_some() && !side_layer {
         out.unsized_at = out.at.clone();
     }
-    let convs: Vec<&Hit> = hits.iter().filter(|h| h.conv.is_some()).collect();
     let layers_of = |hs: &[&Hit]| -> Option<i64> { hs.iter().map(|h| h.count).sum() };
     let own: Vec<&Hit> = hits.iter().filter(|h| h.own_message_passing).collect();
     let chosen: Vec<&Hit> = if !convs.is_empty() {

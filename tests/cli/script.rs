@@ -132,13 +132,15 @@ fn torchrun_ddp_script_binds_arguments_through_a_function_and_a_kwargs_dict() {
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["plan"]["predicted_exit_code"], 137);
     let job = &r["job"];
-    assert_eq!(job["dataset"], "ogbn-papers100M");
-    // ${FANOUT:-10} on the launch line, times --num_layers' default 2 (line 66).
+    // Written ogbn-papers100M; named as the profile that was planned.
+    assert_eq!(job["dataset"], "ogbn-papers100m");
+    // ${FANOUT:-10} on the launch line (its option on line 14 of the
+    // command that starts at 12), times --num_layers' default 2 (line 66).
     assert_eq!(
         inferred(&r, "loader.fanout"),
         (
             json!([10, 10]),
-            "train.sbatch:12, papers100m_gcn.py:66".into()
+            "train.sbatch:14, train.sbatch:12, papers100m_gcn.py:66".into()
         )
     );
     assert_eq!(
@@ -187,7 +189,7 @@ fn dash_flags_list_comprehension_and_evaluation_loaders_built_in_test() {
     assert_eq!(job["loader"]["fanout"], json!([20, 10, 5]));
     assert_eq!(
         inferred(&r, "loader.num_workers"),
-        (json!(6), "job.sh:9".into())
+        (json!(6), "job.sh:10, job.sh:9".into())
     );
     assert_eq!(job["loader"]["pin_memory"], true);
     assert_eq!(

@@ -641,3 +641,29 @@ fn a_loader_over_the_training_nodes_inside_a_no_grad_block_is_not_the_training_l
     assert_eq!(from(&r, "loader.batch_size"), "with_block.py:22");
     assert_eq!(r["job"]["loader"]["eval_batch_size"], 4096);
 }
+
+#[test]
+fn the_projects_own_message_passing_beside_pyg_convs_leaves_the_convs_the_model() {
+    // A MessagePassing subclass of the project (a gate over neighbours)
+    // beside two GATConvs: the model is GAT, 2 layers, 4 heads, not an
+    // unsized model planned as GraphSAGE (the reader of 71f921c).
+    let r = plan("side_message_passing/train.py", &[], &[]);
+    assert_eq!(r["job"]["model"]["conv"], "gat");
+    assert_eq!(from(&r, "model.conv"), "train.py:24");
+    assert_eq!(r["job"]["model"]["layers"], 2);
+    assert_eq!(r["job"]["model"]["heads"], 4);
+    let assumed = r["assumed"].to_string();
+    assert!(!assumed.contains("model.conv"), "{assumed}");
+}
+
+#[test]
+fn a_dataset_given_by_a_profiles_alias_is_named_as_the_profile() {
+    // `--dataset products`: the job names the graph that was planned.
+    let r = plan(
+        "container_launch/src/train.py",
+        &[],
+        &["--dataset", "products"],
+    );
+    assert_eq!(r["job"]["dataset"], "ogbn-products");
+    assert_eq!(from(&r, "dataset"), "the command line, train.py:27");
+}
