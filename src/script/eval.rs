@@ -470,11 +470,30 @@ impl<'t> Eval<'t> {
         node: Node<'t>,
         locals: &'l Locals,
     ) -> Option<&'l Binding> {
-        let scope = self.enclosing_function(node).map(|f| f.id());
-        locals
+        let inner = self.enclosing_function(node);
+        let scope = inner.map(|f| f.id());
+        let own = locals
             .iter()
             .rev()
-            .find(|b| b.name == name && (b.scope == scope || b.scope.is_none() && scope.is_none()))
+            .find(|b| b.name == name && (b.scope == scope || b.scope.is_none() && scope.is_none()));
+        if own.is_some() {
+            return own;
+        }
+        // A closure reads its enclosing functions' names (Python's LEGB).
+        let mut outer = inner
+            .and_then(|f| self.parent(f))
+            .and_then(|p| self.enclosing_function(p));
+        while let Some(f) = outer {
+            if let Some(b) = locals
+                .iter()
+                .rev()
+                .find(|b| b.name == name && b.scope == Some(f.id()))
+            {
+                return Some(b);
+            }
+            outer = self.parent(f).and_then(|p| self.enclosing_function(p));
+        }
+        None
     }
 }
 

@@ -87,8 +87,9 @@ pub fn contexts<'t>(ev: &Eval<'t>, call: Node<'t>) -> Vec<Context<'t>> {
         .into_iter()
         .take(MAX_CONTEXTS)
         .map(|(site, spawned)| {
-            let locals = ev.bind_with_defaults(f, site, spawned);
             let caller = ev.enclosing_function(site);
+            let locals = closure_locals(ev, f, caller, site, spawned)
+                .unwrap_or_else(|| ev.bind_with_defaults(f, site, spawned));
             let split = hook.or_else(|| caller.and_then(|c| hook_split(ev, c)));
             let mut at_site = placement(ev, site, caller);
             if own == EvalLoaders::OnDemand {
@@ -110,6 +111,30 @@ pub fn contexts<'t>(ev: &Eval<'t>, call: Node<'t>) -> Vec<Context<'t>> {
             c
         })
         .collect()
+}
+
+/// A function nested in the one that calls it (`def create_loader(mask):`
+/// inside `get_dataloader(data, num_neighbors, batch_size, ...)`): the
+/// outer function's parameters, bound at its first call that runs, and the
+/// inner's, bound at `site` with them; None when `f` is not nested so.
+fn closure_locals<'t>(
+    ev: &Eval<'t>,
+    f: Node<'t>,
+    caller: Option<Node<'t>>,
+    site: Node<'t>,
+    spawned: usize,
+) -> Option<Locals> {
+    let outer = caller.filter(|c| {
+        c.id() != f.id() && c.start_byte() <= f.start_byte() && f.end_byte() <= c.end_byte()
+    })?;
+    let (outer_site, outer_spawned) = ev
+        .call_sites(outer)
+        .into_iter()
+        .find(|(s, _)| super::reachable(ev, *s))?;
+    let mut locals = ev.bind_with_defaults(outer, outer_site, outer_spawned);
+    let inner = ev.bind(f, site, spawned, &locals, 0);
+    locals.extend(inner);
+    Some(locals)
 }
 
 /// Where a loader `call` is kept from running: the branch around it

@@ -667,3 +667,20 @@ fn a_dataset_given_by_a_profiles_alias_is_named_as_the_profile() {
     assert_eq!(r["job"]["dataset"], "ogbn-products");
     assert_eq!(from(&r, "dataset"), "the command line, train.py:27");
 }
+
+#[test]
+fn a_loader_built_in_a_closure_reads_the_enclosing_functions_parameters() {
+    // `def create_loader(mask):` inside get_dataloaders(data, num_neighbors,
+    // batch_size, num_workers): the sizes are bound where main() calls the
+    // outer function (the reader of 71f921c found no batch and no fanout).
+    let r = plan(
+        "closure_loader/train.py",
+        &[],
+        &["--batch_size", "1024", "--num_neighbors", "[10,5]"],
+    );
+    assert_eq!(r["job"]["loader"]["batch_size"], 1024);
+    assert_eq!(r["job"]["loader"]["fanout"], serde_json::json!([10, 5]));
+    assert_eq!(r["job"]["loader"]["num_workers"], 2);
+    assert_eq!(from(&r, "loader.num_workers"), "train.py:22");
+    assert_eq!(r["job"]["loader"]["eval_loaders"], "resident");
+}
