@@ -56,8 +56,32 @@ pub fn config(ev: &Eval, argv: &[String]) -> Result<Option<Hydra>> {
     };
     let mut files = Vec::new();
     let mut groups = HashMap::new();
-    let (main_label, main) = read(&cdir, &name, &mut files)?;
     let mut merged: Vec<(String, Value)> = Vec::new();
+    let primary = cdir.join(yaml_name(&name));
+    let (main_label, main) = if primary.exists() {
+        read(&cdir, &name, &mut files)?
+    } else {
+        // A primary config registered in Hydra's ConfigStore (Python), not
+        // a file: the launch line's group choices (`model=sage`) are still
+        // files of the config directory.
+        for w in argv {
+            if let Some((group, choice)) = w.split_once('=')
+                && !group.starts_with(['-', '+'])
+                && !group.contains('.')
+                && cdir.join(group).join(yaml_name(choice)).is_file()
+            {
+                let (label, v) = read(&cdir.join(group), choice, &mut files)?;
+                groups.insert(group.to_string(), label);
+                merged.push((group.to_string(), v));
+            }
+        }
+        let label = format!(
+            "{} (not there: the primary config {} names is not a file; the launch line's groups were read)",
+            primary.display(),
+            ev.at(deco)
+        );
+        (label, Value::Dict(Vec::new()))
+    };
     let defaults = main.get("defaults").cloned();
     if let Some(Value::List(items)) = defaults {
         for item in items {
@@ -106,14 +130,18 @@ pub fn config(ev: &Eval, argv: &[String]) -> Result<Option<Hydra>> {
     }))
 }
 
-/// `dir/name.yaml` as a value; its (label, text) kept.
-fn read(dir: &Path, name: &str, files: &mut Vec<(String, String)>) -> Result<(String, Value)> {
-    let file = if name.ends_with(".yaml") || name.ends_with(".yml") {
+/// `name` as Hydra looks for it: `name.yaml` unless it has its suffix.
+fn yaml_name(name: &str) -> String {
+    if name.ends_with(".yaml") || name.ends_with(".yml") {
         name.to_string()
     } else {
         format!("{name}.yaml")
-    };
-    let path = dir.join(&file);
+    }
+}
+
+/// `dir/name.yaml` as a value; its (label, text) kept.
+fn read(dir: &Path, name: &str, files: &mut Vec<(String, String)>) -> Result<(String, Value)> {
+    let path = dir.join(yaml_name(name));
     let text = crate::input::read_text(&path, "a Hydra config", false)?;
     crate::spec::check_yaml_depth(&text, &path.display().to_string())?;
     let v: serde_json::Value = crate::yaml::config_from_str(&text).map_err(|e| {
@@ -125,7 +153,7 @@ fn read(dir: &Path, name: &str, files: &mut Vec<(String, String)>) -> Result<(St
     })?;
     let label = path
         .file_name()
-        .map_or(file.clone(), |n| n.to_string_lossy().to_string());
+        .map_or_else(|| yaml_name(name), |n| n.to_string_lossy().to_string());
     files.push((label.clone(), text));
     Ok((label, Value::from_yaml(&v)))
 }

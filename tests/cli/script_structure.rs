@@ -684,3 +684,13 @@ fn a_loader_built_in_a_closure_reads_the_enclosing_functions_parameters() {
     assert_eq!(from(&r, "loader.num_workers"), "train.py:22");
     assert_eq!(r["job"]["loader"]["eval_loaders"], "resident");
 }
+
+#[test]
+fn a_hydra_primary_config_kept_in_the_config_store_does_not_stop_the_reading() {
+    // `@hydra.main(config_path="conf", config_name="config")` where the
+    // primary config is a ConfigStore node, not conf/config.yaml: the
+    // reader of 71f921c stopped at exit 2 on "No such file or directory".
+    let r = plan("hydra_store/run.sh", &[], &[]);
+    assert_eq!(r["job"]["dataset"], "reddit");
+    assert_eq!(from(&r, "dataset"), "train.py:22");
+}
