@@ -306,7 +306,9 @@ impl Walker {
                 _ => None,
             })
             .collect();
-        for k in 0..parts.len() {
+        // Down to the file and its directory: a bare file name found above
+        // could be another program of the same name.
+        for k in 0..parts.len().saturating_sub(1).max(1) {
             let rel = parts[k..].join("/");
             let found = std::iter::once(cwd)
                 .chain(self.top.ancestors().take(5))
