@@ -463,35 +463,30 @@ impl<'t> Eval<'t> {
 
 impl<'t> Eval<'t> {
     /// The binding of `name` visible at `node`: one of `locals` whose scope
-    /// is the function `node` is in.
+    /// is the function `node` is in, else a function around that one.
     pub(super) fn local<'l>(
         &self,
         name: &str,
         node: Node<'t>,
         locals: &'l Locals,
     ) -> Option<&'l Binding> {
-        let inner = self.enclosing_function(node);
-        let scope = inner.map(|f| f.id());
-        let own = locals
-            .iter()
-            .rev()
-            .find(|b| b.name == name && (b.scope == scope || b.scope.is_none() && scope.is_none()));
-        if own.is_some() {
-            return own;
-        }
-        // A closure reads its enclosing functions' names (Python's LEGB).
-        let mut outer = inner
-            .and_then(|f| self.parent(f))
-            .and_then(|p| self.enclosing_function(p));
-        while let Some(f) = outer {
-            if let Some(b) = locals
+        let bound_in = |scope: Option<Node<'t>>| {
+            let id = scope.map(|f| f.id());
+            locals
                 .iter()
                 .rev()
-                .find(|b| b.name == name && b.scope == Some(f.id()))
-            {
+                .find(|b| b.name == name && b.scope == id)
+        };
+        let mut scope = self.enclosing_function(node);
+        if let Some(b) = bound_in(scope) {
+            return Some(b);
+        }
+        // A closure reads its enclosing functions' names (Python's LEGB).
+        while let Some(f) = scope {
+            scope = self.parent(f).and_then(|p| self.enclosing_function(p));
+            if let Some(b) = scope.and_then(|s| bound_in(Some(s))) {
                 return Some(b);
             }
-            outer = self.parent(f).and_then(|p| self.enclosing_function(p));
         }
         None
     }

@@ -58,28 +58,19 @@ pub fn config(ev: &Eval, argv: &[String]) -> Result<Option<Hydra>> {
     let mut groups = HashMap::new();
     let mut merged: Vec<(String, Value)> = Vec::new();
     let primary = cdir.join(yaml_name(&name));
-    let (main_label, main) = if primary.exists() {
+    let (main_label, main) = if primary.is_file() {
         read(&cdir, &name, &mut files)?
     } else {
         // A primary config registered in Hydra's ConfigStore (Python), not
-        // a file: the launch line's group choices (`model=sage`) are still
-        // files of the config directory.
-        for w in argv {
-            if let Some((group, choice)) = w.split_once('=')
-                && !group.starts_with(['-', '+'])
-                && !group.contains('.')
-                && cdir.join(group).join(yaml_name(choice)).is_file()
-            {
-                let (label, v) = read(&cdir.join(group), choice, &mut files)?;
-                groups.insert(group.to_string(), label);
-                merged.push((group.to_string(), v));
-            }
-        }
+        // a file: the groups the launch line chooses are still read below.
         let label = format!(
-            "{} (not there: the primary config {} names is not a file; the launch line's groups were read)",
-            primary.display(),
+            "{} (not there: the primary config {} names is not a file)",
+            yaml_name(&name),
             ev.at(deco)
         );
+        // Kept as an empty file, so that the chosen groups' values are
+        // named at their own files' lines.
+        files.push((label.clone(), String::new()));
         (label, Value::Dict(Vec::new()))
     };
     let defaults = main.get("defaults").cloned();
@@ -105,8 +96,16 @@ pub fn config(ev: &Eval, argv: &[String]) -> Result<Option<Hydra>> {
             }
         }
     }
+    // `loader=big` on the launch line chooses conf/loader/big.yaml for
+    // the group, in place of its default: the file, not the word.
+    for (group, choice) in argv.iter().filter_map(|w| group_choice(&cdir, w)) {
+        let (label, v) = read(&cdir.join(group), choice, &mut files)?;
+        groups.insert(group.to_string(), label);
+        merged.retain(|(m, _)| m != group);
+        merged.push((group.to_string(), v));
+    }
     let mut config = Value::Dict(merged);
-    for w in argv {
+    for w in argv.iter().filter(|w| group_choice(&cdir, w).is_none()) {
         let w = w.trim_start_matches('+');
         if let Some((path, value)) = w.split_once('=')
             && !path.starts_with('-')
@@ -128,6 +127,17 @@ pub fn config(ev: &Eval, argv: &[String]) -> Result<Option<Hydra>> {
         files,
         groups,
     }))
+}
+
+/// `group=choice` where `choice` is a file of the config group's directory.
+fn group_choice<'w>(cdir: &Path, w: &'w str) -> Option<(&'w str, &'w str)> {
+    let (group, choice) = w.split_once('=')?;
+    let plain = !group.is_empty()
+        && group
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    (plain && !group.starts_with('-') && cdir.join(group).join(yaml_name(choice)).is_file())
+        .then_some((group, choice))
 }
 
 /// `name` as Hydra looks for it: `name.yaml` unless it has its suffix.

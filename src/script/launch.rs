@@ -267,16 +267,10 @@ impl Walker {
     /// `rel` from `cwd`, else from the directories above the launch file
     /// given to headroom (said in the notes).
     fn existing(&mut self, cwd: &Path, rel: &str, at: &str) -> Option<PathBuf> {
-        let here = cwd.join(rel);
-        if here.exists() {
-            return Some(here);
+        let found = self.here_or_above(cwd, rel)?;
+        if found == cwd.join(rel) {
+            return Some(found);
         }
-        let found = self
-            .top
-            .ancestors()
-            .take(5)
-            .map(|a| a.join(rel))
-            .find(|p| p.exists())?;
         self.out.notes.push(format!(
             "{at}: {rel} is not there from {}; read {} (as if run from the directory above)",
             cwd.display(),
@@ -284,9 +278,16 @@ impl Walker {
         ));
         Some(found)
     }
-}
 
-impl Walker {
+    /// `cwd/rel`, else `rel` from the first of the directories above the
+    /// launch file given to headroom that holds it.
+    fn here_or_above(&self, cwd: &Path, rel: &str) -> Option<PathBuf> {
+        std::iter::once(cwd)
+            .chain(self.top.ancestors().take(5))
+            .map(|d| d.join(rel))
+            .find(|p| p.exists())
+    }
+
     /// A script that is not where the line says: its path from the
     /// directories above, else its last components (the longest first)
     /// from `cwd` and the directories above the file given to headroom. A
@@ -310,11 +311,7 @@ impl Walker {
         // could be another program of the same name.
         for k in 0..parts.len().saturating_sub(1).max(1) {
             let rel = parts[k..].join("/");
-            let found = std::iter::once(cwd)
-                .chain(self.top.ancestors().take(5))
-                .map(|d| d.join(&rel))
-                .find(|p| p.is_file());
-            if let Some(found) = found {
+            if let Some(found) = self.here_or_above(cwd, &rel) {
                 self.out.notes.push(format!(
                     "{at}: {} is not there; read {} (its last components, found from the launch file's directory)",
                     script.display(),

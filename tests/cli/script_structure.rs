@@ -690,7 +690,28 @@ fn a_hydra_primary_config_kept_in_the_config_store_does_not_stop_the_reading() {
     // `@hydra.main(config_path="conf", config_name="config")` where the
     // primary config is a ConfigStore node, not conf/config.yaml: the
     // reader of 71f921c stopped at exit 2 on "No such file or directory".
+    // The group the launch line chooses (`loader=big`) is read from
+    // conf/loader/big.yaml and named at its lines.
     let r = plan("hydra_store/run.sh", &[], &[]);
     assert_eq!(r["job"]["dataset"], "reddit");
     assert_eq!(from(&r, "dataset"), "train.py:22");
+    assert_eq!(r["job"]["loader"]["batch_size"], 2048);
+    assert_eq!(from(&r, "loader.batch_size"), "big.yaml:1");
+    assert_eq!(r["job"]["loader"]["fanout"], serde_json::json!([20, 10]));
+    assert_eq!(from(&r, "loader.fanout"), "big.yaml:2");
+}
+
+#[test]
+fn a_hydra_group_chosen_on_the_launch_line_replaces_its_default_file() {
+    // with_defaults.yaml chooses `loader: small`; `loader=big` on the
+    // launch line chooses big.yaml (the reader of 71f921c set cfg.loader
+    // to the word "big" and lost both sizes).
+    let r = plan("hydra_store/run_defaults.sh", &[], &[]);
+    assert_eq!(r["job"]["loader"]["batch_size"], 2048);
+    assert_eq!(from(&r, "loader.batch_size"), "big.yaml:1");
+    // Without the choice, the default group's file.
+    let r = plan("hydra_store/with_defaults.py", &[], &[]);
+    assert_eq!(r["job"]["loader"]["batch_size"], 256);
+    assert_eq!(from(&r, "loader.batch_size"), "small.yaml:1");
+    assert_eq!(r["job"]["loader"]["fanout"], serde_json::json!([5, 5]));
 }
