@@ -235,7 +235,27 @@ impl<'t> Index<'t> {
     /// has been read).
     pub fn assignment_at(&self, name: &str, at: Node<'t>) -> Option<Assign<'t>> {
         self.local_assignment(name, at)
+            .or_else(|| self.enclosing_assignment(name, at))
             .or_else(|| self.module_assignment(name, at))
+    }
+
+    /// A closure's free name: the last assignment of `name` before `at` in
+    /// the functions around the one `at` is in, the nearest first (Python's
+    /// LEGB; `loader_kwargs = {...}` read by a nested `create_loader`).
+    fn enclosing_assignment(&self, name: &str, at: Node<'t>) -> Option<Assign<'t>> {
+        let all = self.assigns.get(name)?;
+        let mut f = self.enclosing_function(at)?;
+        while let Some(outer) = self.parent(f).and_then(|p| self.enclosing_function(p)) {
+            let found = all
+                .iter()
+                .rev()
+                .find(|a| a.scope == Some(outer) && a.end <= at.start_byte());
+            if found.is_some() {
+                return found.copied();
+            }
+            f = outer;
+        }
+        None
     }
 
     /// The last assignment of `name` before `at` in the function `at` is in.

@@ -686,6 +686,27 @@ fn a_loader_built_in_a_closure_reads_the_enclosing_functions_parameters() {
 }
 
 #[test]
+fn a_closure_splats_a_dict_of_its_enclosing_function() {
+    // `**loader_kwargs` in a nested create_loader, the dict bound in the
+    // enclosing get_dataloaders (darkzard05's graph_dataloader.py): the
+    // reader of d80d6e0 looked for the dict in the closure only and named
+    // pin_memory, persistent_workers and num_workers as unknown.
+    let r = plan("closure_loader/kwargs.py", &[], &[]);
+    assert_eq!(r["job"]["loader"]["num_workers"], 3);
+    assert_eq!(r["job"]["loader"]["pin_memory"], true);
+    assert_eq!(r["job"]["loader"]["persistent_workers"], true);
+    assert_eq!(from(&r, "loader.pin_memory"), "kwargs.py:10");
+    assert_eq!(from(&r, "loader.num_workers"), "kwargs.py:24");
+    assert_eq!(
+        from(&r, "loader.persistent_workers"),
+        "kwargs.py:11, kwargs.py:24"
+    );
+    // Given zero workers, the conditional in the dict follows.
+    let r = plan("closure_loader/kwargs.py", &[], &["--num_workers", "0"]);
+    assert_eq!(r["job"]["loader"]["persistent_workers"], false);
+}
+
+#[test]
 fn a_hydra_primary_config_kept_in_the_config_store_does_not_stop_the_reading() {
     // `@hydra.main(config_path="conf", config_name="config")` where the
     // primary config is a ConfigStore node, not conf/config.yaml: the
