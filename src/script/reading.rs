@@ -389,20 +389,43 @@ fn config(ev: &Eval, script: &Path, cwd: Option<&Path>) -> Result<Option<(Found,
         "conf",
         "yaml",
     ];
-    let Some((dest, f)) = names.iter().find_map(|n| Some((*n, ev.args.get(*n)?))) else {
+    let dir = script
+        .parent()
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+    let at = |rel: &str| {
+        let here = cwd.map_or_else(|| PathBuf::from(rel), |c| c.join(rel));
+        [here, dir.join(rel)].into_iter().find(|p| p.is_file())
+    };
+    let named = names
+        .iter()
+        .find_map(|n| Some((n.to_string(), ev.args.get(*n)?)));
+    // Any other option whose value is a JSON or YAML file that is there and
+    // that the script reads (`-s Settings/tuning_GAT.json` read by
+    // `json.load(open(args.setting))`): a config by what it holds, not by
+    // its option's name.
+    let by_value = || {
+        let mut opts: Vec<_> = ev.args.iter().collect();
+        opts.sort_by(|a, b| a.0.cmp(b.0));
+        opts.into_iter().find_map(|(dest, f)| {
+            let Value::Str(rel) = &f.value else {
+                return None;
+            };
+            let config_like = [".json", ".yaml", ".yml"].iter().any(|e| rel.ends_with(e));
+            (config_like && at(rel).is_some() && attribute_read(ev, dest))
+                .then(|| (dest.clone(), f))
+        })
+    };
+    let Some((dest, f)) = named.or_else(by_value) else {
         return Ok(None);
     };
     let Value::Str(rel) = &f.value else {
         return Ok(None);
     };
-    let dir = script
-        .parent()
-        .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
     let here = cwd.map_or_else(|| PathBuf::from(rel), |c| c.join(rel));
     let path = [here, dir.join(rel)].into_iter().find(|p| p.is_file());
     // An option parsed and never read (`--config config.yaml` left over
     // from another version of the script) names no file the run needs.
-    if path.is_none() && !attribute_read(ev, dest) {
+    if path.is_none() && !attribute_read(ev, &dest) {
         return Ok(None);
     }
     let Some(path) = path else {

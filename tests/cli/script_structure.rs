@@ -707,6 +707,21 @@ fn a_closure_splats_a_dict_of_its_enclosing_function() {
 }
 
 #[test]
+fn a_json_file_the_script_loads_is_its_config_whatever_the_option_is_called() {
+    // `-s tuning.json` read by `json.load(f, object_hook=... SimpleNamespace)`
+    // (obesity-subphenotype-gatv2's 1.Model_tuning.py): the reader of
+    // d80d6e0 knew configs only by option names (--config, --cfg, ...) and
+    // could compute neither the batch nor the fanout.
+    let r = plan("json_settings/run.sh", &[], &[]);
+    assert_eq!(r["job"]["loader"]["batch_size"], 128);
+    assert_eq!(from(&r, "loader.batch_size"), "tuning.json:2");
+    assert_eq!(r["job"]["loader"]["fanout"], serde_json::json!([12, 12]));
+    assert_eq!(r["job"]["model"]["hidden"], 64);
+    assert_eq!(r["job"]["model"]["heads"], 4);
+    assert_eq!(r["job"]["epochs"], 30);
+}
+
+#[test]
 fn a_hydra_primary_config_kept_in_the_config_store_does_not_stop_the_reading() {
     // `@hydra.main(config_path="conf", config_name="config")` where the
     // primary config is a ConfigStore node, not conf/config.yaml: the
