@@ -49,6 +49,9 @@ pub struct Index<'t> {
     pub returns: Vec<Node<'t>>,
     /// Whether the parser had to skip text it could not read.
     pub has_errors: bool,
+    /// Each function definition's parameter names, by node id: a closure's
+    /// parameter shadows its enclosing functions' names.
+    params: HashMap<usize, Vec<String>>,
     /// Each node's parent, by node id. tree-sitter finds a parent by
     /// descending from the root (`ts_node_parent`), which made reading a
     /// 2,000-line script take seconds; the walk records them once.
@@ -150,6 +153,14 @@ impl<'t> Index<'t> {
                 self.functions
                     .entry(def_name(src, node).to_string())
                     .or_insert(node);
+                let names = node
+                    .child_by_field_name("parameters")
+                    .map(|p| super::py::children(p))
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter_map(|p| super::eval::param_name(src, p).map(str::to_string))
+                    .collect();
+                self.params.insert(node.id(), names);
             }
             "class_definition" => {
                 self.classes
@@ -245,7 +256,15 @@ impl<'t> Index<'t> {
     fn enclosing_assignment(&self, name: &str, at: Node<'t>) -> Option<Assign<'t>> {
         let all = self.assigns.get(name)?;
         let mut f = self.enclosing_function(at)?;
+        let shadows = |f: Node<'t>| {
+            self.params
+                .get(&f.id())
+                .is_some_and(|p| p.iter().any(|n| n == name))
+        };
         while let Some(outer) = self.parent(f).and_then(|p| self.enclosing_function(p)) {
+            if shadows(f) {
+                return None;
+            }
             let found = all
                 .iter()
                 .rev()

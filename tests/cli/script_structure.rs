@@ -704,6 +704,11 @@ fn a_closure_splats_a_dict_of_its_enclosing_function() {
     // Given zero workers, the conditional in the dict follows.
     let r = plan("closure_loader/kwargs.py", &[], &["--num_workers", "0"]);
     assert_eq!(r["job"]["loader"]["persistent_workers"], false);
+    // A closure's parameter of the same name shadows the enclosing dict:
+    // the dict its caller passes counts (1 worker, not the outer 6).
+    let r = plan("closure_loader/shadowed.py", &[], &[]);
+    assert_eq!(r["job"]["loader"]["num_workers"], 1);
+    assert_eq!(r["job"]["loader"]["persistent_workers"], false);
 }
 
 #[test]
