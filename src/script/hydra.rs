@@ -98,14 +98,19 @@ pub fn config(ev: &Eval, argv: &[String]) -> Result<Option<Hydra>> {
     }
     // `loader=big` on the launch line chooses conf/loader/big.yaml for
     // the group, in place of its default: the file, not the word.
-    for (group, choice) in argv.iter().filter_map(|w| group_choice(&cdir, w)) {
+    let mut overrides = Vec::new();
+    for w in argv {
+        let Some((group, choice)) = group_choice(&cdir, w) else {
+            overrides.push(w);
+            continue;
+        };
         let (label, v) = read(&cdir.join(group), choice, &mut files)?;
         groups.insert(group.to_string(), label);
         merged.retain(|(m, _)| m != group);
         merged.push((group.to_string(), v));
     }
     let mut config = Value::Dict(merged);
-    for w in argv.iter().filter(|w| group_choice(&cdir, w).is_none()) {
+    for w in overrides {
         let w = w.trim_start_matches('+');
         if let Some((path, value)) = w.split_once('=')
             && !path.starts_with('-')

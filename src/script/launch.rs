@@ -267,7 +267,7 @@ impl Walker {
     /// `rel` from `cwd`, else from the directories above the launch file
     /// given to headroom (said in the notes).
     fn existing(&mut self, cwd: &Path, rel: &str, at: &str) -> Option<PathBuf> {
-        let found = self.here_or_above(cwd, rel)?;
+        let found = self.here_or_above(cwd, rel, Path::exists)?;
         if found == cwd.join(rel) {
             return Some(found);
         }
@@ -280,12 +280,13 @@ impl Walker {
     }
 
     /// `cwd/rel`, else `rel` from the first of the directories above the
-    /// launch file given to headroom that holds it.
-    fn here_or_above(&self, cwd: &Path, rel: &str) -> Option<PathBuf> {
+    /// launch file given to headroom that holds it as `wanted` asks (any
+    /// entry for a `cd`, a file for a script).
+    fn here_or_above(&self, cwd: &Path, rel: &str, wanted: fn(&Path) -> bool) -> Option<PathBuf> {
         std::iter::once(cwd)
             .chain(self.top.ancestors().take(5))
             .map(|d| d.join(rel))
-            .find(|p| p.exists())
+            .find(|p| wanted(p))
     }
 
     /// A script that is not where the line says: its path from the
@@ -311,7 +312,7 @@ impl Walker {
         // could be another program of the same name.
         for k in 0..parts.len().saturating_sub(1).max(1) {
             let rel = parts[k..].join("/");
-            if let Some(found) = self.here_or_above(cwd, &rel) {
+            if let Some(found) = self.here_or_above(cwd, &rel, Path::is_file) {
                 self.out.notes.push(format!(
                     "{at}: {} is not there; read {} (its last components, found from the launch file's directory)",
                     script.display(),

@@ -421,8 +421,7 @@ fn config(ev: &Eval, script: &Path, cwd: Option<&Path>) -> Result<Option<(Found,
     let Value::Str(rel) = &f.value else {
         return Ok(None);
     };
-    let here = cwd.map_or_else(|| PathBuf::from(rel), |c| c.join(rel));
-    let path = [here, dir.join(rel)].into_iter().find(|p| p.is_file());
+    let path = at(rel);
     // An option parsed and never read (`--config config.yaml` left over
     // from another version of the script) names no file the run needs.
     if path.is_none() && !attribute_read(ev, &dest) {
