@@ -197,7 +197,26 @@ def heap_forked(args):
             and (not persistent or evaluation == "resident"))
 
 
-MECHANISMS = {"lingering-workers": lingering_workers, "layerwise": layerwise,
+def heap_straddle(args):
+    """A step whose widest rows (the features or a hidden layer's output, as
+    float32) are over glibc's largest mmap threshold (32 MiB) at the largest
+    batch the sampling tree allows, but within 8 times it: smaller real
+    batches put those rows in the heap, which glibc keeps (advice-2611277's
+    draw 02: planned 32 MiB kept from its largest batch's 112k nodes, where
+    85 % of the real batches were under 65.5k nodes and glibc's arena held
+    0.6-1.26 GB, 0.4-0.84 GB of it free)."""
+    get = lambda k: args[args.index(k) + 1]
+    nodes, batch = int(get("--nodes")), int(get("--batch"))
+    width = max(int(get("--hidden")) * int(get("--heads")), int(get("--features")))
+    tree, level = 1, 1
+    for f in get("--fanout").split(","):
+        level = nodes if int(f) < 0 else level * int(f)
+        tree += level
+    rows = min(nodes, batch * tree) * width * 4
+    return 32 << 20 <= rows <= 8 * (32 << 20)
+
+
+MECHANISMS = {"heap-straddle": heap_straddle, "lingering-workers": lingering_workers, "layerwise": layerwise,
               "layerwise-forked": layerwise_forked, "queued-batches": queued_batches,
               "eval-workers-live-on": eval_workers_live_on, "heap-forked": heap_forked}
 
