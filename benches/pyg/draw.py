@@ -250,12 +250,16 @@ def main():
                    help="keep only draws where this mechanism acts")
     p.add_argument("--out", default="-")
     a = p.parse_args()
-    cases = draw(a.seed, a.n, a.max_dataset * GIB, a.conv, a.mechanism)
+    write(draw(a.seed, a.n, a.max_dataset * GIB, a.conv, a.mechanism), a.out)
+
+
+def write(cases, out):
+    """A set of draws as JSON, to `out` or standard output ("-")."""
     text = json.dumps(cases, indent=1)
-    if a.out == "-":
+    if out == "-":
         print(text)
     else:
-        with open(a.out, "w") as f:
+        with open(out, "w") as f:
             f.write(text + "\n")
 
 

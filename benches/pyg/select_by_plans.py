@@ -39,6 +39,7 @@ def main():
     p.add_argument("--min-change", type=float, default=0.01)
     p.add_argument("--out", default="-")
     a = p.parse_args()
+    import draw
     import run_corpus
     kept = []
     for d in json.load(open(a.draws)):
@@ -50,12 +51,7 @@ def main():
         print(f"{d['id']}: {b} -> {n}{' kept' if acts else ''}", file=sys.stderr, flush=True)
         if acts:
             kept.append(d)
-    text = json.dumps(kept, indent=1)
-    if a.out == "-":
-        print(text)
-    else:
-        with open(a.out, "w") as f:
-            f.write(text + "\n")
+    draw.write(kept, a.out)
 
 
 if __name__ == "__main__":
