@@ -29,6 +29,9 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# HEADROOM_SERIES=1: also each step's figures and the allocator's segments
+# after each phase (the peaks stay those of the whole phase).
+SERIES = os.environ.get("HEADROOM_SERIES") == "1"
 
 
 def export(paths):
@@ -134,17 +137,42 @@ def one(spec):
                 "reserved": torch.cuda.memory_reserved(),
                 "nvml": nvml_process_bytes(os.getpid())}
 
+    def segments():
+        # The allocator's segments (bytes, bytes in use, pool): which requests
+        # made the reserve, the evidence a reserve model is fitted to.
+        if not cuda:
+            return None
+        return [[s["total_size"], s["allocated_size"], s["segment_type"][0]]
+                for s in torch.cuda.memory_snapshot()]
+
     if cuda:
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
     out = {"id": spec["id"], "corpus": spec["corpus"], "batches": len(spec["train_sizes"])}
+    # Per step: its allocated peak and what the allocator reserved after it.
+    series, peak_alloc, peak_res = [], 0, 0
     t = time.time()
     for n, e in spec["train_sizes"]:
         r.train_step(n, e)
+        if cuda and SERIES:
+            torch.cuda.synchronize()
+            a, res = torch.cuda.max_memory_allocated(), torch.cuda.max_memory_reserved()
+            peak_alloc, peak_res = max(peak_alloc, a), max(peak_res, res)
+            series.append([a, torch.cuda.memory_reserved()])
+            torch.cuda.reset_peak_memory_stats()
     out["train"] = figures()
+    if cuda and SERIES:
+        out["train"]["allocated_peak"] = max(peak_alloc, out["train"]["allocated_peak"])
+        out["train"]["reserved_peak"] = max(peak_res, out["train"]["reserved_peak"])
+        out["series"] = series
+        out["train_segments"] = segments()
     if spec.get("eval_max"):
         r.eval_pass(*spec["eval_max"])
         out["evaluate"] = figures()
+        if cuda and SERIES:
+            out["evaluate"]["reserved_peak"] = max(peak_res, out["evaluate"]["reserved_peak"])
+            out["evaluate"]["allocated_peak"] = max(peak_alloc, out["evaluate"]["allocated_peak"])
+            out["eval_segments"] = segments()
     out["seconds"] = round(time.time() - t, 2)
     out["versions"] = {"torch": torch.__version__, "cuda": torch.version.cuda,
                        "device": torch.cuda.get_device_name() if cuda else "cpu"}
