@@ -29,6 +29,8 @@ fn two_layer_gnn() -> GnnStepShape {
         saved_activations: vec![node, edge, node, node, node, edge, node, node],
         transients: vec![edge / 4, 1, node, 1, edge / 4, 1, node, 1],
         backward_transients: vec![],
+        transient_parts: vec![],
+        backward_parts: vec![],
         param_grads: vec![MB / 2, MB / 2, MB / 4, MB / 4],
         retained_outputs: vec![],
         steps_per_epoch: 0,

@@ -31,6 +31,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 # HEADROOM_SERIES=1: also each step's figures and the allocator's segments
 # after each phase (the peaks stay those of the whole phase).
+# HEADROOM_TRACE=DIR: also the allocator's recorded history (`_snapshot()`,
+# with each request's Python frames) in DIR/ID.pickle, for simulate-alloc.
 SERIES = os.environ.get("HEADROOM_SERIES") == "1"
 
 
@@ -145,6 +147,11 @@ def one(spec):
         return [[s["total_size"], s["allocated_size"], s["segment_type"][0]]
                 for s in torch.cuda.memory_snapshot()]
 
+    trace = os.environ.get("HEADROOM_TRACE")
+    if cuda and trace:
+        # The allocator's own record of every request, with the Python line
+        # that made it: the real step a simulated one is held against.
+        torch.cuda.memory._record_memory_history(context="alloc", stacks="python")
     if cuda:
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
@@ -173,6 +180,10 @@ def one(spec):
             out["evaluate"]["reserved_peak"] = max(peak_res, out["evaluate"]["reserved_peak"])
             out["evaluate"]["allocated_peak"] = max(peak_alloc, out["evaluate"]["allocated_peak"])
             out["eval_segments"] = segments()
+    if cuda and trace:
+        import pickle
+        with open(os.path.join(trace, spec["id"] + ".pickle"), "wb") as f:
+            pickle.dump(torch.cuda.memory._snapshot(), f)
     out["seconds"] = round(time.time() - t, 2)
     out["versions"] = {"torch": torch.__version__, "cuda": torch.version.cuda,
                        "device": torch.cuda.get_device_name() if cuda else "cpu"}

@@ -44,6 +44,8 @@ fn pocket_gnn() -> GnnStepShape {
         saved_activations: saved,
         transients: scratch,
         backward_transients: vec![],
+        transient_parts: vec![],
+        backward_parts: vec![],
         param_grads: vec![16 * MB; 12],
         retained_outputs: vec![2 * MB],
         steps_per_epoch: 0, // kept forever: the leak the seed describes

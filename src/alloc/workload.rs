@@ -29,6 +29,14 @@ pub struct GnnStepShape {
     /// a layer's gathered messages); scaled; 0 or missing: none.
     #[serde(default)]
     pub backward_transients: Vec<u64>,
+    /// The tensors transient i is made of, where known (PyG's gathered
+    /// messages and their weighted copy are two tensors, not one block):
+    /// allocated one after another, then freed; empty: transient i as one.
+    #[serde(default)]
+    pub transient_parts: Vec<Vec<u64>>,
+    /// The same for backward transient i.
+    #[serde(default)]
+    pub backward_parts: Vec<Vec<u64>>,
     /// Parameter gradients: created in backward, freed by
     /// `zero_grad(set_to_none=True)` (the default since PyTorch 2.0).
     pub param_grads: Vec<u64>,
@@ -148,11 +156,17 @@ fn step_events(
         .map(|&b| alloc(&mut ev, scaled(b)))
         .collect();
     let mut acts = Vec::new();
+    // A transient as its parts (all alive at once, then freed), or as one.
+    let parts = |p: Option<&Vec<u64>>, whole: u64| -> Vec<u64> {
+        match p.filter(|p| !p.is_empty()) {
+            Some(p) => p.iter().map(|&b| scaled(b)).collect(),
+            None => vec![scaled(whole)],
+        }
+    };
     for (i, &a) in shape.saved_activations.iter().enumerate() {
         acts.push((alloc(&mut ev, scaled(a)), scaled(a)));
         if let Some(&t) = shape.transients.get(i) {
-            let t = alloc(&mut ev, scaled(t));
-            ev.push(Free { id: t });
+            alloc_then_free(&mut ev, &mut alloc, parts(shape.transient_parts.get(i), t));
         }
     }
     for &t in shape.transients.iter().skip(shape.saved_activations.len()) {
@@ -173,8 +187,7 @@ fn step_events(
     for (i, &(act, size)) in acts.iter().enumerate().rev() {
         let g = alloc(&mut ev, size);
         if let Some(&t) = shape.backward_transients.get(i).filter(|&&t| t > 0) {
-            let t = alloc(&mut ev, scaled(t));
-            ev.push(Free { id: t });
+            alloc_then_free(&mut ev, &mut alloc, parts(shape.backward_parts.get(i), t));
         }
         if let Some(u) = upstream.replace(g) {
             ev.push(Free { id: u });
@@ -192,6 +205,16 @@ fn step_events(
     ev.extend(grads.into_iter().map(|id| Free { id }));
     ev.extend(inputs.into_iter().map(|id| Free { id }));
     ev
+}
+
+/// Allocates `sizes` one after another, then frees them in that order.
+fn alloc_then_free(
+    ev: &mut Vec<TraceEvent>,
+    alloc: &mut impl FnMut(&mut Vec<TraceEvent>, u64) -> u64,
+    sizes: Vec<u64>,
+) {
+    let ids: Vec<u64> = sizes.into_iter().map(|b| alloc(ev, b)).collect();
+    ev.extend(ids.into_iter().map(|id| TraceEvent::Free { id }));
 }
 
 /// SplitMix64 (Steele, Lea, Flood 2014): small, seedable, good enough for sampling.
@@ -242,6 +265,53 @@ mod tests {
     }
 
     #[test]
+    fn a_transient_given_as_parts_is_those_tensors_alive_together() {
+        use TraceEvent::{Alloc, Free};
+        let shape = GnnStepShape {
+            parameters: vec![],
+            optimizer_state_first_step: vec![],
+            batch_inputs: vec![],
+            saved_activations: vec![200],
+            transients: vec![90],
+            backward_transients: vec![40],
+            transient_parts: vec![vec![30, 60]],
+            backward_parts: vec![vec![15, 25]],
+            param_grads: vec![],
+            retained_outputs: vec![],
+            steps_per_epoch: 0,
+            size_cv: 0.0,
+        };
+        let ev: Vec<TraceEvent> = training_trace(&shape, 1, 0).collect();
+        // Forward: the activation, then both parts before either is freed.
+        assert_eq!(
+            ev[..5],
+            [
+                Alloc { id: 1, size: 200 },
+                Alloc { id: 2, size: 30 },
+                Alloc { id: 3, size: 60 },
+                Free { id: 2 },
+                Free { id: 3 },
+            ]
+        );
+        // Backward: the output's gradient, then the backward parts the same way.
+        assert_eq!(
+            ev[5..10],
+            [
+                Alloc { id: 4, size: 200 },
+                Alloc { id: 5, size: 15 },
+                Alloc { id: 6, size: 25 },
+                Free { id: 5 },
+                Free { id: 6 },
+            ]
+        );
+        // The whole figures are not allocated beside their parts.
+        assert!(
+            !ev.contains(&Alloc { id: 3, size: 90 })
+                && !ev.iter().any(|e| matches!(e, Alloc { size: 90 | 40, .. }))
+        );
+    }
+
+    #[test]
     fn one_step_in_the_order_pytorch_runs_it() {
         use TraceEvent::{Alloc, Free, StepEnd};
         let shape = GnnStepShape {
@@ -251,6 +321,8 @@ mod tests {
             saved_activations: vec![200, 300],
             transients: vec![50],
             backward_transients: vec![],
+            transient_parts: vec![],
+            backward_parts: vec![],
             param_grads: vec![10],
             retained_outputs: vec![],
             steps_per_epoch: 0,
@@ -289,6 +361,8 @@ mod tests {
             saved_activations: vec![50 * mb, 50 * mb],
             transients: vec![],
             backward_transients: vec![],
+            transient_parts: vec![],
+            backward_parts: vec![],
             param_grads: vec![4 * mb],
             retained_outputs: vec![],
             steps_per_epoch: 0,

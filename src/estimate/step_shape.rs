@@ -4,7 +4,8 @@
 
 use super::fanout::SampleStats;
 use super::gpu::{
-    GENERIC_LAYERS, backward_scratch, float_copy, gnn_layer_params, layer_activations, layer_shapes,
+    GENERIC_LAYERS, backward_parts, backward_scratch, float_copy, gnn_layer_params,
+    layer_activations, layer_shapes, transient_parts,
 };
 use super::host::batch_tensors;
 use crate::spec::{Job, ModelKind};
@@ -48,6 +49,8 @@ pub fn step_shape(job: &Job, stats: &SampleStats, seeds: u64) -> crate::alloc::G
     // pushed below, alive from the forward's start like the batch (both
     // half-precision jobs of tests/fixtures/gpu/step-peak-h200-2611261.txt
     // held it at their peak); empty tensors are dropped after.
+    let bytes = |v: Vec<f64>| -> Vec<u64> { v.into_iter().map(|b| b.max(1.0) as u64).collect() };
+    let (mut t_parts, mut b_parts) = (Vec::new(), Vec::new());
     let mut batch_inputs: Vec<f64> = batch_tensors(job, seeds as f64, s, es).to_vec();
     let (saved, transients, backward) = match &job.model {
         ModelKind::Gnn {
@@ -64,8 +67,11 @@ pub fn step_shape(job: &Job, stats: &SampleStats, seeds: u64) -> crate::alloc::G
                 let (sv, tr) = layer_activations(*conv, s, es, layer, job.dropout);
                 saved.push(sv);
                 transients.push(tr);
+                t_parts.push(bytes(transient_parts(*conv, s, es, layer)));
                 // As the estimate's backward moment (gnn_activations).
-                backward.push(backward_scratch(*conv, l, s, es, layer, tr));
+                let b = backward_scratch(*conv, l, s, es, layer, tr);
+                backward.push(b);
+                b_parts.push(bytes(backward_parts(*conv, b)));
             }
             (saved, transients, backward)
         }
@@ -79,7 +85,6 @@ pub fn step_shape(job: &Job, stats: &SampleStats, seeds: u64) -> crate::alloc::G
         }
     };
     batch_inputs.retain(|&b| b > 0.0);
-    let bytes = |v: Vec<f64>| v.into_iter().map(|b| b.max(1.0) as u64).collect();
     crate::alloc::GnnStepShape {
         parameters: params.clone(),
         optimizer_state_first_step: optimizer,
@@ -87,6 +92,8 @@ pub fn step_shape(job: &Job, stats: &SampleStats, seeds: u64) -> crate::alloc::G
         saved_activations: bytes(saved),
         transients: bytes(transients),
         backward_transients: backward.into_iter().map(|b| b as u64).collect(),
+        transient_parts: t_parts,
+        backward_parts: b_parts,
         param_grads: params,
         retained_outputs: vec![],
         steps_per_epoch: 0,

@@ -147,17 +147,34 @@ impl PlanReport {
         let Some(g) = self.gpu_simulation.as_ref().filter(|_| self.shows_gpu()) else {
             return Ok(());
         };
-        let show = |r: &SimRun| match &r.oom {
-            None => format!(
-                "completes, peak {} reserved / {} allocated",
-                fmt_bytes(r.peak_reserved_bytes),
-                fmt_bytes(r.peak_allocated_bytes)
-            ),
-            Some(o) => format!(
-                "runs out at step {} (needs {})",
-                o.step + 1,
-                fmt_bytes(o.need_bytes)
-            ),
+        let show = |r: &SimRun| {
+            let [low, median, high] = r.reserved_over_orders;
+            let ooms = match r.orders_out_of_memory {
+                0 => String::new(),
+                n => format!("; {n} of {} orders run out", r.orders),
+            };
+            let one_figure = r.orders == 1 || (low == high && ooms.is_empty());
+            let head = match &r.oom {
+                None => format!(
+                    "completes, peak {} reserved / {} allocated",
+                    fmt_bytes(r.peak_reserved_bytes),
+                    fmt_bytes(r.peak_allocated_bytes)
+                ),
+                Some(o) => format!(
+                    "runs out at step {} (needs {})",
+                    o.step + 1,
+                    fmt_bytes(o.need_bytes)
+                ),
+            };
+            if one_figure {
+                return head;
+            }
+            format!(
+                "{head} (reserved {} – {}, median {} over the orders{ooms})",
+                fmt_bytes(low),
+                fmt_bytes(high),
+                fmt_bytes(median)
+            )
         };
         let yours = |expandable: bool| {
             if self.settings.expandable_segments == expandable {
@@ -169,9 +186,13 @@ impl PlanReport {
         writeln!(
             w,
             "GPU simulation: PyTorch's caching allocator over {} of the run's {} training steps \
-             (its largest batch included) on the {} usable, of which the CUDA context takes {}:",
+             (its largest batch included), in {} orders of the batch sizes without expandable \
+             segments (the reserve depends on the order; the plan takes the 70th percentile), \
+             on the {} usable, of which the \
+             CUDA context takes {}:",
             g.steps_simulated,
             g.steps_in_run,
+            g.orders_simulated,
             fmt_bytes(g.device_bytes),
             fmt_bytes(g.context_bytes)
         )?;

@@ -285,3 +285,40 @@ fn simulate_alloc_replays_a_real_h200_snapshot_to_its_measured_peaks() {
     assert_eq!(j["peak_allocated_bytes"], measured["allocated_peak"], "{j}");
     assert_eq!(j["peak_reserved_bytes"], measured["reserved_peak"], "{j}");
 }
+
+/// Real PyG training runs on an H200 (torch 2.11, benches/gpu/replay_steps.py
+/// with HEADROOM_TRACE: every step of the job and its evaluation pass, in the
+/// allocator's own history) replayed by `simulate-alloc`: the reserve and
+/// allocated peaks are PyTorch's to the byte. So where a plan's reserve is
+/// wrong, the simulated steps are, not the allocator (docs/accuracy.md,
+/// "The allocator's reserve over orders of the same batches").
+#[test]
+fn simulate_alloc_replays_real_pyg_runs_to_their_measured_peaks() {
+    let dir = fixture("alloc/pyg-steps");
+    let measured = std::fs::read_to_string(dir.join("measured.jsonl")).unwrap();
+    let mut replayed = 0;
+    for line in measured.lines() {
+        let row: serde_json::Value = serde_json::from_str(line).unwrap();
+        let id = row["id"].as_str().unwrap();
+        let last = if row["evaluate"].is_object() {
+            "evaluate"
+        } else {
+            "train"
+        };
+        let j = json_of(
+            headroom()
+                .args(["simulate-alloc", "--gpu", "h200", "--format", "json"])
+                .arg(dir.join(format!("{id}.pickle"))),
+        );
+        assert_eq!(
+            j["peak_reserved_bytes"], row[last]["reserved_peak"],
+            "{id}: {j}"
+        );
+        assert_eq!(
+            j["peak_allocated_bytes"], row[last]["allocated_peak"],
+            "{id}: {j}"
+        );
+        replayed += 1;
+    }
+    assert_eq!(replayed, 4);
+}
