@@ -10,6 +10,7 @@
 //! "Invalid --mem specification", and headroom refuses it the same way.
 
 use super::MAX_BYTES;
+use crate::limits::MAX_MEMORY_BYTES;
 
 const MIB: u64 = 1 << 20;
 
@@ -47,8 +48,26 @@ pub fn parse_slurm_mem(text: &str) -> Result<u64, String> {
         _ => return Err(refusal(text)),
     };
     match mib.checked_mul(MIB) {
+        Some(bytes) if bytes > MAX_MEMORY_BYTES && bytes <= MAX_BYTES => {
+            Err(more_than_a_node(text, suffix.is_empty().then_some(n)))
+        }
         Some(bytes) if bytes <= MAX_BYTES => Ok(bytes),
         _ => Err(too_large(text)),
+    }
+}
+
+/// Over a pebibyte per node: sbatch takes it and no node has it. A bare
+/// number that large is usually bytes, which sbatch reads as MiB.
+fn more_than_a_node(text: &str, bare: Option<u64>) -> String {
+    let head = format!("'{text}' is over 1 PiB per node, which no node has");
+    match bare {
+        Some(n) => format!(
+            "{head}: a number without a unit is MiB, as sbatch reads it; as bytes it would be \
+             {} (write {}G)",
+            super::fmt_bytes(n),
+            n >> 30
+        ),
+        None => head,
     }
 }
 
@@ -101,5 +120,17 @@ mod tests {
                 .unwrap_err()
                 .contains("absurd")
         );
+    }
+
+    #[test]
+    fn bytes_given_where_sbatch_reads_mebibytes_are_refused_with_the_fix() {
+        // 256 GB written in bytes: sbatch would read 238 PiB.
+        let err = parse_slurm_mem("256000000000").unwrap_err();
+        assert!(err.contains("over 1 PiB per node"), "{err}");
+        assert!(err.contains("write 238G"), "{err}");
+        assert!(!parse_slurm_mem("2048T").unwrap_err().contains("write"));
+        // The largest real nodes (tens of TiB) still pass, in MiB and in T.
+        assert_eq!(parse_slurm_mem("33554432"), Ok(32 << 40));
+        assert_eq!(parse_slurm_mem("1024T"), Ok(1 << 50));
     }
 }

@@ -282,6 +282,11 @@ fn bad_input_is_one_line_and_exit_two() {
         "zero hops",
     );
     bad(&["plan", "ogbn-arxiv", "--mem", "99999999T"], "absurd");
+    // Bytes where sbatch reads MiB: 238 PiB, refused with the fix.
+    bad(
+        &["plan", "ogbn-arxiv", "--mem", "256000000000"],
+        "write 238G",
+    );
     bad(
         &[
             "plan",
