@@ -83,7 +83,12 @@ class Replay:
         d = self.d
 
         class A:
-            conv, layers, hidden, heads = m["conv"], m["layers"], m["hidden"], m.get("heads") or 1
+            # The spec's hidden is per head (run_corpus.py wrote hidden // heads
+            # for GAT); case.py's make_model takes PyG's GAT hidden_channels,
+            # which PyG splits over the heads: give it back the whole width.
+            # (Before 2026-11-27 the replays built GAT 1/heads as wide.)
+            conv, layers, heads = m["conv"], m["layers"], m.get("heads") or 1
+            hidden = m["hidden"] * heads if conv == "gat" else m["hidden"]
             features, classes = d["features"], d["classes"]
 
         self.torch, self.Data = torch, Data

@@ -43,9 +43,9 @@ pub fn orders_for(steps: u64) -> usize {
 /// OOM ranking above any completed run): three quarters of the way up less
 /// one, the 12th of 16, about the 70th percentile. Chosen on the development
 /// rows (tests/fixtures/gpu/steps-h200-series-2611280.jsonl, 63 distinct
-/// jobs, 16 orders): the median order left 6 of them more than 5 % low, the
-/// 12th 4 (12.0 % median error), the 15th 3 (15.2 %); the highest order alone
-/// would move with every seed added.
+/// jobs, 16 orders): the median order left 6 of them more than 5 % low (9.7 %
+/// median error), the 12th 4 (11.2 %), the 15th 3 (14.7 %); the highest order
+/// alone would move with every seed added.
 pub fn planned_rank(orders: usize) -> usize {
     (orders * 3 / 4).saturating_sub(1)
 }
