@@ -123,11 +123,44 @@ class Replay:
         self.opt.zero_grad()
 
     def eval_pass(self, n, e):
-        """One no-grad forward at evaluation's batch size."""
+        """One no-grad forward at evaluation's batch size; for layer-wise
+        inference, what PyG's examples do on a GPU instead (below)."""
         self.model.eval()
+        seeds = min(self.ld.get("eval_batch_size") or self.seeds, n)
+        if self.ld.get("eval_loaders") == "layerwise":
+            return self.layerwise_pass(n, e, seeds)
         with self.torch.no_grad():
-            b = self.batch(n, e, min(self.ld.get("eval_batch_size") or self.seeds, n))
+            b = self.batch(n, e, seeds)
             self.model(b.x.float(), b.edge_index)[:b.batch_size]
+
+    @staticmethod
+    def width_in(conv):
+        """A conv's input channels (GINConv keeps them in its MLP only)."""
+        for m in conv.modules():  # the conv itself first, then its MLP's layers
+            for name in ("in_channels", "in_features"):
+                w = getattr(m, name, None)
+                if isinstance(w, int) and w > 0:
+                    return w
+        raise ValueError(f"no input width on {type(conv).__name__}")
+
+    def layerwise_pass(self, n, e, seeds):
+        """PyG's `inference(x_all, subgraph_loader)` on a GPU (examples/reddit.py):
+        x_all stays on the host; each layer, batch by batch, moves the batch's
+        rows and edge_index to the card, runs that one conv (and ReLU), and
+        copies the seeds' rows back. Here each layer at the largest
+        evaluation batch (n nodes, e edges). Before 2026-11-27 this pass ran
+        every layer on that batch at once, which no layer-wise job does."""
+        t, g, dev = self.torch, self.g, self.dev
+        with t.no_grad():
+            convs = list(self.model.convs)
+            for i, conv in enumerate(convs):
+                x = t.randn(n, self.width_in(conv), generator=g).to(dev)
+                edge_index = t.randint(0, n, (2, e), generator=g).to(dev)
+                out = conv(x, edge_index)
+                if i < len(convs) - 1:
+                    out = out.relu_()
+                out[:seeds].cpu()
+                del x, edge_index, out
 
 
 def one(spec):
