@@ -6,6 +6,7 @@ pub mod band;
 pub mod check_text;
 pub mod cli;
 mod cli_memory;
+pub mod gpu_orders;
 pub mod gpu_sim;
 mod machine;
 mod places;
