@@ -201,6 +201,7 @@ struct CpuChange<'a> {
     from: &'a str,
     to: &'a str,
     how: &'static str,
+    effect: Option<&'a str>,
     saves_host_bytes: i64,
     saves_shm_bytes: i64,
 }
@@ -213,6 +214,7 @@ impl<'a> CpuChange<'a> {
             from: &c.from,
             to: &c.to,
             how: c.how,
+            effect: c.effect.as_deref(),
             saves_host_bytes: c.saves_host_bytes,
             saves_shm_bytes: c.saves_shm_bytes,
         }

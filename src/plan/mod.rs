@@ -178,6 +178,10 @@ pub struct Change {
     pub to: String,
     /// How to make the change in PyG / PyTorch.
     pub how: &'static str,
+    /// What a change to batch size or fanout does to training, by the plan's
+    /// batch model: nodes a batch and steps an epoch, before and after
+    /// (null for the changes that leave training as it is).
+    pub effect: Option<String>,
     /// Host peak saved by this change after the ones before it (negative: costs).
     pub saves_host_bytes: i64,
     /// GPU peak saved by this change after the ones before it.

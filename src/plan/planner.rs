@@ -47,6 +47,11 @@ impl<'a> Planner<'a> {
             .clone()
     }
 
+    /// Mean nodes of a training batch at `s`, by the batch model.
+    pub(super) fn mean_batch_nodes(&self, s: &Settings) -> f64 {
+        BatchModel::new(self.job, s, &self.prep).train.mean_nodes
+    }
+
     /// The estimate at `s`, its training GPU simulated on the card less the
     /// margin when a GPU is budgeted.
     pub(super) fn estimate(&mut self, s: &Settings) -> (Estimate, Option<GpuSimulation>) {

@@ -15,6 +15,27 @@ use crate::spec::Job;
 pub(super) fn recommendation(planner: &mut Planner, to: &Settings, fits: bool) -> Recommendation {
     let margin = planner.job.margin;
     let mut cur = planner.job.settings.clone();
+    let train = planner.job.dataset.splits().train;
+    // Nodes a batch, by the batch model, at each settings a change passes through.
+    let nodes: Vec<(Settings, f64)> = {
+        let mut at = cur.clone();
+        let mut out = vec![(at.clone(), planner.mean_batch_nodes(&at))];
+        for next in [
+            Settings {
+                fanout: to.fanout.clone(),
+                ..at.clone()
+            },
+            Settings {
+                fanout: to.fanout.clone(),
+                batch_size: to.batch_size,
+                ..at.clone()
+            },
+        ] {
+            at = next;
+            out.push((at.clone(), planner.mean_batch_nodes(&at)));
+        }
+        out
+    };
     let mut peak = |s: &Settings| {
         let est = planner.estimate(s).0;
         let (h, _, g, _) = peaks(&est);
@@ -27,12 +48,15 @@ pub(super) fn recommendation(planner: &mut Planner, to: &Settings, fits: bool) -
         ($field:ident, $name:expr, $kind:expr, $fmt:expr) => {
             if cur.$field != to.$field {
                 let from = $fmt(&cur.$field);
+                let before = cur.clone();
                 cur.$field = to.$field.clone();
                 let now = peak(&cur);
+                let effect = ($kind == Training).then(|| effect(&before, &cur, &nodes, train));
                 changes.push(Change {
                     setting: $name,
                     kind: $kind,
                     how: how($name),
+                    effect,
                     from,
                     to: $fmt(&to.$field),
                     saves_host_bytes: last.0 - now.0,
@@ -81,6 +105,56 @@ pub(super) fn recommendation(planner: &mut Planner, to: &Settings, fits: bool) -
         peak_shm_bytes: last.2 as u64,
         shm_check: None,
         changes,
+    }
+}
+
+/// What a training change from `a` to `b` does: nodes a batch (looked up in
+/// `nodes`, by batch size and fanout) and, where the batch size moves, steps
+/// an epoch over `train` seeds. A batch cut that leaves the batches nearly
+/// as large (the sampled subgraphs already cover most of the graph) shows
+/// here as many more steps for few nodes less.
+fn effect(a: &Settings, b: &Settings, nodes: &[(Settings, f64)], train: u64) -> String {
+    let of = |s: &Settings| {
+        nodes
+            .iter()
+            .find(|(n, _)| n.batch_size == s.batch_size && n.fanout == s.fanout)
+            .map_or(0.0, |(_, v)| *v)
+    };
+    let (na, nb) = (of(a), of(b));
+    let change = if na > 0.0 {
+        (nb / na - 1.0) * 100.0
+    } else {
+        0.0
+    };
+    let change = if change.abs() < 0.5 {
+        "about the same".to_string()
+    } else {
+        format!("{change:+.0} %")
+    };
+    let mut out = format!(
+        "nodes a batch {} → {} ({change})",
+        round_nodes(na),
+        round_nodes(nb)
+    );
+    if a.batch_size != b.batch_size {
+        let steps = |bs: u64| train.div_ceil(bs.max(1));
+        out.push_str(&format!(
+            ", steps an epoch {} → {}",
+            steps(a.batch_size),
+            steps(b.batch_size)
+        ));
+    }
+    out
+}
+
+/// Nodes as a reader takes them in: 73512 → "73.5k".
+fn round_nodes(n: f64) -> String {
+    if n >= 1e6 {
+        format!("{:.2}M", n / 1e6)
+    } else if n >= 1e4 {
+        format!("{:.1}k", n / 1e3)
+    } else {
+        format!("{n:.0}")
     }
 }
 

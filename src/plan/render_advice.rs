@@ -170,6 +170,9 @@ impl PlanReport {
         }
         for c in &r.changes {
             writeln!(w, "  {}: {}", c.setting, c.how)?;
+            if let Some(e) = &c.effect {
+                writeln!(w, "    {e}")?;
+            }
         }
         let then_gpu = if gpu {
             format!(", {} GPU", fmt_bytes(r.peak_gpu_bytes))
