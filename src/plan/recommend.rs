@@ -17,25 +17,25 @@ pub(super) fn recommendation(planner: &mut Planner, to: &Settings, fits: bool) -
     let mut cur = planner.job.settings.clone();
     let train = planner.job.dataset.splits().train;
     // Nodes a batch, by the batch model, at each settings a change passes through.
-    let nodes: Vec<(Settings, f64)> = {
-        let mut at = cur.clone();
-        let mut out = vec![(at.clone(), planner.mean_batch_nodes(&at))];
-        for next in [
-            Settings {
-                fanout: to.fanout.clone(),
-                ..at.clone()
-            },
-            Settings {
-                fanout: to.fanout.clone(),
-                batch_size: to.batch_size,
-                ..at.clone()
-            },
-        ] {
-            at = next;
-            out.push((at.clone(), planner.mean_batch_nodes(&at)));
-        }
-        out
-    };
+    // Nodes a batch, by the batch model, at each (batch, fanout) the
+    // effects compare: the user's and the recommended of each.
+    let nodes: Vec<(Settings, f64)> = [
+        (cur.batch_size, cur.fanout.clone()),
+        (cur.batch_size, to.fanout.clone()),
+        (to.batch_size, cur.fanout.clone()),
+        (to.batch_size, to.fanout.clone()),
+    ]
+    .into_iter()
+    .map(|(batch_size, fanout)| {
+        let s = Settings {
+            batch_size,
+            fanout,
+            ..cur.clone()
+        };
+        let n = planner.mean_batch_nodes(&s);
+        (s, n)
+    })
+    .collect();
     let mut peak = |s: &Settings| {
         let est = planner.estimate(s).0;
         let (h, _, g, _) = peaks(&est);
@@ -51,7 +51,8 @@ pub(super) fn recommendation(planner: &mut Planner, to: &Settings, fits: bool) -
                 let before = cur.clone();
                 cur.$field = to.$field.clone();
                 let now = peak(&cur);
-                let effect = ($kind == Training).then(|| effect(&before, &cur, &nodes, train));
+                let effect = ($kind == Training)
+                    .then(|| effect(&before, &cur, &nodes, train, to.batch_size));
                 changes.push(Change {
                     setting: $name,
                     kind: $kind,
@@ -110,17 +111,21 @@ pub(super) fn recommendation(planner: &mut Planner, to: &Settings, fits: bool) -
 
 /// What a training change from `a` to `b` does: nodes a batch (looked up in
 /// `nodes`, by batch size and fanout) and, where the batch size moves, steps
-/// an epoch over `train` seeds. A batch cut that leaves the batches nearly
-/// as large (the sampled subgraphs already cover most of the graph) shows
-/// here as many more steps for few nodes less.
-fn effect(a: &Settings, b: &Settings, nodes: &[(Settings, f64)], train: u64) -> String {
-    let of = |s: &Settings| {
+/// an epoch over `train` seeds. A fanout change is told at the batch the job
+/// will run with (`batch`), where its nodes are what training sees. A batch
+/// cut that leaves the batches nearly as large (the sampled subgraphs
+/// already cover most of the graph) shows as many more steps for few nodes
+/// less.
+fn effect(a: &Settings, b: &Settings, nodes: &[(Settings, f64)], train: u64, batch: u64) -> String {
+    let of = |s: &Settings, bs: u64| {
         nodes
             .iter()
-            .find(|(n, _)| n.batch_size == s.batch_size && n.fanout == s.fanout)
+            .find(|(n, _)| n.batch_size == bs && n.fanout == s.fanout)
             .map_or(0.0, |(_, v)| *v)
     };
-    let (na, nb) = (of(a), of(b));
+    let fanout_only = a.batch_size == b.batch_size;
+    let at = |s: &Settings| if fanout_only { batch } else { s.batch_size };
+    let (na, nb) = (of(a, at(a)), of(b, at(b)));
     let change = if na > 0.0 {
         (nb / na - 1.0) * 100.0
     } else {
@@ -136,6 +141,9 @@ fn effect(a: &Settings, b: &Settings, nodes: &[(Settings, f64)], train: u64) -> 
         round_nodes(na),
         round_nodes(nb)
     );
+    if fanout_only && batch != a.batch_size {
+        out.push_str(&format!(" at batch {batch}"));
+    }
     if a.batch_size != b.batch_size {
         let steps = |bs: u64| train.div_ceil(bs.max(1));
         out.push_str(&format!(
