@@ -314,8 +314,8 @@ pub(super) fn backward_scratch(
 
 /// The tensors a layer's forward transient (`layer_activations`' second
 /// figure) is made of, for the allocator simulation: their sum is that
-/// figure. Read off real H200 steps (the allocator's recorded history of
-/// tests/fixtures/gpu/traces-h200-2611280): GCN gathers x_j and weights it
+/// figure. Read off real H200 steps (the allocator's recorded histories,
+/// four of them in tests/fixtures/alloc/pyg-steps): GCN gathers x_j and weights it
 /// into a second tensor of the same size, beside the linear output, the
 /// scatter's sum and the self-looped edge_index; SAGE holds x_j beside the
 /// scatter's sum (or its two linear outputs, where larger); the others one

@@ -80,7 +80,7 @@ pub(super) fn over_orders<T: Send>(orders: usize, f: &(dyn Fn(u64) -> T + Sync))
 /// verdict dates ("expected around epoch ...") is the largest batch's.
 pub(super) fn planned(mut runs: Vec<OrderRun>) -> SimRun {
     let orders_out_of_memory = runs.iter().filter(|r| r.2.is_some()).count();
-    let reference_oom = runs[0].2.clone();
+    let reference_oom = runs.first().and_then(|r| r.2.clone());
     runs.sort_by_key(|r| (r.2.is_some(), r.0));
     let mut reserved: Vec<u64> = runs.iter().map(|r| r.0).collect();
     reserved.sort_unstable();

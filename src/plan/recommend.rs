@@ -16,24 +16,25 @@ pub(super) fn recommendation(planner: &mut Planner, to: &Settings, fits: bool) -
     let margin = planner.job.margin;
     let mut cur = planner.job.settings.clone();
     let train = planner.job.dataset.splits().train;
-    // Nodes a batch, by the batch model, at each settings a change passes through.
-    // Nodes a batch, by the batch model, at each (batch, fanout) the
-    // effects compare: the user's and the recommended of each.
-    let nodes: Vec<(Settings, f64)> = [
-        (cur.batch_size, cur.fanout.clone()),
-        (cur.batch_size, to.fanout.clone()),
-        (to.batch_size, cur.fanout.clone()),
-        (to.batch_size, to.fanout.clone()),
+    // Nodes a batch, by the batch model, at each (batch, fanout) the effects
+    // compare: the user's and the recommended of each; none without a
+    // training change.
+    let trains = cur.batch_size != to.batch_size || cur.fanout != to.fanout;
+    let nodes: Vec<(u64, Vec<i64>, f64)> = [
+        (cur.batch_size, &cur.fanout),
+        (cur.batch_size, &to.fanout),
+        (to.batch_size, &cur.fanout),
+        (to.batch_size, &to.fanout),
     ]
     .into_iter()
+    .filter(|_| trains)
     .map(|(batch_size, fanout)| {
         let s = Settings {
             batch_size,
-            fanout,
+            fanout: fanout.clone(),
             ..cur.clone()
         };
-        let n = planner.mean_batch_nodes(&s);
-        (s, n)
+        (batch_size, s.fanout.clone(), planner.mean_batch_nodes(&s))
     })
     .collect();
     let mut peak = |s: &Settings| {
@@ -116,12 +117,18 @@ pub(super) fn recommendation(planner: &mut Planner, to: &Settings, fits: bool) -
 /// cut that leaves the batches nearly as large (the sampled subgraphs
 /// already cover most of the graph) shows as many more steps for few nodes
 /// less.
-fn effect(a: &Settings, b: &Settings, nodes: &[(Settings, f64)], train: u64, batch: u64) -> String {
+fn effect(
+    a: &Settings,
+    b: &Settings,
+    nodes: &[(u64, Vec<i64>, f64)],
+    train: u64,
+    batch: u64,
+) -> String {
     let of = |s: &Settings, bs: u64| {
         nodes
             .iter()
-            .find(|(n, _)| n.batch_size == bs && n.fanout == s.fanout)
-            .map_or(0.0, |(_, v)| *v)
+            .find(|(n, f, _)| *n == bs && *f == s.fanout)
+            .map_or(0.0, |(_, _, v)| *v)
     };
     let fanout_only = a.batch_size == b.batch_size;
     let at = |s: &Settings| if fanout_only { batch } else { s.batch_size };

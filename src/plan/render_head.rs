@@ -188,8 +188,7 @@ impl PlanReport {
             "GPU simulation: PyTorch's caching allocator over {} of the run's {} training steps \
              (its largest batch included), in {} orders of the batch sizes without expandable \
              segments (the reserve depends on the order; the plan takes the 70th percentile), \
-             on the {} usable, of which the \
-             CUDA context takes {}:",
+             on the {} usable, of which the CUDA context takes {}:",
             g.steps_simulated,
             g.steps_in_run,
             g.orders_simulated,
