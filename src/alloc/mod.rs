@@ -20,6 +20,7 @@ pub mod rules;
 mod sim;
 pub mod snapshot;
 pub mod state;
+mod step_events;
 pub mod trace;
 pub mod workload;
 

@@ -46,6 +46,9 @@ fn pocket_gnn() -> GnnStepShape {
         backward_transients: vec![],
         transient_parts: vec![],
         backward_parts: vec![],
+        saved_parts: vec![],
+        saved_after: vec![],
+        grad_parts: vec![],
         param_grads: vec![16 * MB; 12],
         retained_outputs: vec![2 * MB],
         steps_per_epoch: 0, // kept forever: the leak the seed describes

@@ -5,6 +5,7 @@
 
 use super::conf::AllocConf;
 use super::state::DeviceMemory;
+use super::step_events::step_events;
 use super::trace::{RunOutcome, TraceEvent, run_trace};
 
 /// Tensor sizes of one training step at the reference batch (sample count),
@@ -37,6 +38,23 @@ pub struct GnnStepShape {
     /// The same for backward transient i.
     #[serde(default)]
     pub backward_parts: Vec<Vec<u64>>,
+    /// The tensors saved activation i is made of, where known, in the
+    /// order the forward pass creates them: `saved_parts[i]` before
+    /// transient i, `saved_after[i]` after it is freed (a layer's ReLU
+    /// output); together they add up to `saved_activations[i]`. The
+    /// gradient of the layer's output is then tensors of the same sizes.
+    /// Empty: activation i (and its gradient) as one block.
+    #[serde(default)]
+    pub saved_parts: Vec<Vec<u64>>,
+    /// See `saved_parts`.
+    #[serde(default)]
+    pub saved_after: Vec<Vec<u64>>,
+    /// The gradient of layer i's output as these tensors, where it is not
+    /// tensors the sizes of the layer's saved ones (None or missing): GATConv
+    /// holds none at its backward peak (its per-edge gradients are backward
+    /// transient i).
+    #[serde(default)]
+    pub grad_parts: Vec<Option<Vec<u64>>>,
     /// Parameter gradients: created in backward, freed by
     /// `zero_grad(set_to_none=True)` (the default since PyTorch 2.0).
     pub param_grads: Vec<u64>,
@@ -135,88 +153,6 @@ pub fn training_trace_with<'a>(
     }))
 }
 
-fn step_events(
-    shape: &GnnStepShape,
-    f: f64,
-    first: bool,
-    next_id: &mut impl FnMut() -> u64,
-    retained: &mut Vec<u64>,
-) -> Vec<TraceEvent> {
-    use TraceEvent::{Alloc, Free};
-    let scaled = |b: u64| ((b as f64 * f).round() as u64).max(1);
-    let mut ev = Vec::new();
-    let mut alloc = |ev: &mut Vec<TraceEvent>, size: u64| {
-        let id = next_id();
-        ev.push(Alloc { id, size });
-        id
-    };
-    let inputs: Vec<u64> = shape
-        .batch_inputs
-        .iter()
-        .map(|&b| alloc(&mut ev, scaled(b)))
-        .collect();
-    let mut acts = Vec::new();
-    // A transient as its parts (all alive at once, then freed), or as one.
-    let parts = |p: Option<&Vec<u64>>, whole: u64| -> Vec<u64> {
-        match p.filter(|p| !p.is_empty()) {
-            Some(p) => p.iter().map(|&b| scaled(b)).collect(),
-            None => vec![scaled(whole)],
-        }
-    };
-    for (i, &a) in shape.saved_activations.iter().enumerate() {
-        acts.push((alloc(&mut ev, scaled(a)), scaled(a)));
-        if let Some(&t) = shape.transients.get(i) {
-            alloc_then_free(&mut ev, &mut alloc, parts(shape.transient_parts.get(i), t));
-        }
-    }
-    for &t in shape.transients.iter().skip(shape.saved_activations.len()) {
-        let t = alloc(&mut ev, scaled(t));
-        ev.push(Free { id: t });
-    }
-    for &r in &shape.retained_outputs {
-        retained.push(alloc(&mut ev, scaled(r)));
-    }
-    // Backward: parameter gradients, then per layer in reverse the gradient
-    // of its output, freeing the later layer's gradient and the activation.
-    let grads: Vec<u64> = shape
-        .param_grads
-        .iter()
-        .map(|&g| alloc(&mut ev, g))
-        .collect();
-    let mut upstream = None;
-    for (i, &(act, size)) in acts.iter().enumerate().rev() {
-        let g = alloc(&mut ev, size);
-        if let Some(&t) = shape.backward_transients.get(i).filter(|&&t| t > 0) {
-            alloc_then_free(&mut ev, &mut alloc, parts(shape.backward_parts.get(i), t));
-        }
-        if let Some(u) = upstream.replace(g) {
-            ev.push(Free { id: u });
-        }
-        ev.push(Free { id: act });
-    }
-    if let Some(u) = upstream {
-        ev.push(Free { id: u });
-    }
-    if first {
-        for &s in &shape.optimizer_state_first_step {
-            alloc(&mut ev, s);
-        }
-    }
-    ev.extend(grads.into_iter().map(|id| Free { id }));
-    ev.extend(inputs.into_iter().map(|id| Free { id }));
-    ev
-}
-
-/// Allocates `sizes` one after another, then frees them in that order.
-fn alloc_then_free(
-    ev: &mut Vec<TraceEvent>,
-    alloc: &mut impl FnMut(&mut Vec<TraceEvent>, u64) -> u64,
-    sizes: Vec<u64>,
-) {
-    let ids: Vec<u64> = sizes.into_iter().map(|b| alloc(ev, b)).collect();
-    ev.extend(ids.into_iter().map(|id| TraceEvent::Free { id }));
-}
-
 /// SplitMix64 (Steele, Lea, Flood 2014): small, seedable, good enough for sampling.
 struct SplitMix64(u64);
 
@@ -276,6 +212,9 @@ mod tests {
             backward_transients: vec![40],
             transient_parts: vec![vec![30, 60]],
             backward_parts: vec![vec![15, 25]],
+            saved_parts: vec![],
+            saved_after: vec![],
+            grad_parts: vec![],
             param_grads: vec![],
             retained_outputs: vec![],
             steps_per_epoch: 0,
@@ -320,6 +259,9 @@ mod tests {
             backward_transients: vec![],
             transient_parts: vec![],
             backward_parts: vec![],
+            saved_parts: vec![],
+            saved_after: vec![],
+            grad_parts: vec![],
             param_grads: vec![10],
             retained_outputs: vec![],
             steps_per_epoch: 0,
@@ -360,6 +302,9 @@ mod tests {
             backward_transients: vec![],
             transient_parts: vec![],
             backward_parts: vec![],
+            saved_parts: vec![],
+            saved_after: vec![],
+            grad_parts: vec![],
             param_grads: vec![4 * mb],
             retained_outputs: vec![],
             steps_per_epoch: 0,

@@ -29,6 +29,7 @@ mod phases;
 #[cfg(test)]
 mod props;
 mod regime;
+mod step_parts;
 mod step_shape;
 
 pub use batches::{BatchModel, Prepared, batch_stats};

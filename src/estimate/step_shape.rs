@@ -4,10 +4,11 @@
 
 use super::fanout::SampleStats;
 use super::gpu::{
-    GENERIC_LAYERS, backward_parts, backward_scratch, float_copy, gnn_layer_params,
-    layer_activations, layer_shapes, transient_parts,
+    GENERIC_LAYERS, backward_scratch, float_copy, gnn_layer_params, layer_activations,
+    layer_shapes, output_grad,
 };
 use super::host::batch_tensors;
+use super::step_parts::{backward_parts, saved_parts, transient_parts};
 use crate::spec::{Job, ModelKind};
 
 /// Parameter tensors' bytes, one per layer (float32).
@@ -51,6 +52,7 @@ pub fn step_shape(job: &Job, stats: &SampleStats, seeds: u64) -> crate::alloc::G
     // held it at their peak); empty tensors are dropped after.
     let bytes = |v: Vec<f64>| -> Vec<u64> { v.into_iter().map(|b| b.max(1.0) as u64).collect() };
     let (mut t_parts, mut b_parts) = (Vec::new(), Vec::new());
+    let (mut s_parts, mut s_after, mut g_parts) = (Vec::new(), Vec::new(), Vec::new());
     let mut batch_inputs: Vec<f64> = batch_tensors(job, seeds as f64, s, es).to_vec();
     let (saved, transients, backward) = match &job.model {
         ModelKind::Gnn {
@@ -68,10 +70,17 @@ pub fn step_shape(job: &Job, stats: &SampleStats, seeds: u64) -> crate::alloc::G
                 saved.push(sv);
                 transients.push(tr);
                 t_parts.push(bytes(transient_parts(*conv, s, es, layer)));
+                let (before, after) = saved_parts(*conv, s, es, layer, job.dropout);
+                s_parts.push(bytes(before));
+                s_after.push(bytes(after));
+                let g = output_grad(*conv, sv);
+                g_parts.push(
+                    (g != sv).then(|| bytes(vec![g]).into_iter().filter(|_| g > 0.0).collect()),
+                );
                 // As the estimate's backward moment (gnn_activations).
                 let b = backward_scratch(*conv, l, s, es, layer, tr);
                 backward.push(b);
-                b_parts.push(bytes(backward_parts(*conv, b)));
+                b_parts.push(bytes(backward_parts(*conv, s, es, layer, b)));
             }
             (saved, transients, backward)
         }
@@ -94,6 +103,9 @@ pub fn step_shape(job: &Job, stats: &SampleStats, seeds: u64) -> crate::alloc::G
         backward_transients: backward.into_iter().map(|b| b as u64).collect(),
         transient_parts: t_parts,
         backward_parts: b_parts,
+        saved_parts: s_parts,
+        saved_after: s_after,
+        grad_parts: g_parts,
         param_grads: params,
         retained_outputs: vec![],
         steps_per_epoch: 0,
@@ -144,5 +156,67 @@ mod tests {
                 "{conv}: simulated {sim} B, estimated {est} B"
             );
         }
+    }
+
+    /// GAT jobs' real batches, in their real order, through the simulated
+    /// step reach what PyTorch's allocator measured: five development jobs
+    /// on an H200 (tests/fixtures/gpu/gat-steps-h200-2611290.json, their first
+    /// 4-8 steps; the histories the GAT parts were read from). With a layer's
+    /// saved tensors as one block and its output's gradient as large, the
+    /// reserve was about +48 %, 0 %, -33 %, -38 % and +12 % off and the
+    /// allocated peak -18 % to +12 %; now -2.3 %, -1.4 %, -0.6 %, -27.7 %
+    /// and -0.6 %, and +0.6 % to +3.6 %.
+    #[test]
+    fn gat_steps_in_their_real_order_reach_the_measured_peaks() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/gpu/gat-steps-h200-2611290.json"
+        );
+        let jobs: Vec<serde_json::Value> =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let mut reserve_errors = Vec::new();
+        for j in &jobs {
+            let id = j["id"].as_str().unwrap();
+            let text = serde_json::to_string(&j["job"]).unwrap();
+            let job = Job::from_spec(&crate::spec::from_text(&text, id).unwrap().spec).unwrap();
+            let sizes: Vec<(f64, f64)> = j["train_sizes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| (p[0].as_f64().unwrap(), p[1].as_f64().unwrap()))
+                .collect();
+            let n = sizes.len() as f64;
+            let (mn, me) = sizes
+                .iter()
+                .fold((0.0, 0.0), |a, b| (a.0 + b.0 / n, a.1 + b.1 / n));
+            let shape = step_shape(&job, &SampleStats::fixed(mn, me), job.settings.batch_size);
+            let factors = sizes.iter().map(|&(a, b)| (a + b) / (mn + me));
+            let out = run_trace(
+                training_trace_with(&shape, factors),
+                &AllocConf::default(),
+                &DeviceMemory::new(140 << 30, 0),
+            );
+            let m = &j["measured"];
+            // cuBLAS's workspaces (64 MiB on an H200) come from the caching
+            // allocator too; plan counts them in its context figure.
+            let err = |sim: u64, real: &serde_json::Value| {
+                (sim + (64 << 20)) as f64 / real.as_f64().unwrap() - 1.0
+            };
+            let alloc = err(out.peak_allocated_bytes, &m["allocated_peak"]);
+            assert!(
+                alloc.abs() < 0.08,
+                "{id}: allocated {:+.1} %",
+                100.0 * alloc
+            );
+            reserve_errors.push(err(out.peak_reserved_bytes, &m["reserved_peak"]));
+        }
+        assert_eq!(reserve_errors.len(), 5);
+        reserve_errors.sort_by(|a, b| a.abs().total_cmp(&b.abs()));
+        let median = reserve_errors[2].abs();
+        assert!(
+            median < 0.10,
+            "median reserve error {:.1} %",
+            100.0 * median
+        );
     }
 }

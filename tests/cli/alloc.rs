@@ -320,5 +320,5 @@ fn simulate_alloc_replays_real_pyg_runs_to_their_measured_peaks() {
         );
         replayed += 1;
     }
-    assert_eq!(replayed, 4);
+    assert_eq!(replayed, 6);
 }
