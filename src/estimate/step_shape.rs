@@ -164,8 +164,8 @@ mod tests {
     /// 4-8 steps; the histories the GAT parts were read from). With a layer's
     /// saved tensors as one block and its output's gradient as large, the
     /// reserve was about +48 %, 0 %, -33 %, -38 % and +12 % off and the
-    /// allocated peak -18 % to +12 %; now -2.3 %, -1.4 %, -0.6 %, -27.7 %
-    /// and -0.6 %, and +0.6 % to +3.6 %.
+    /// allocated peak -18 % to +12 %; now -2.4 %, +1.6 %, -0.7 %, -27.7 %
+    /// and +4.0 %, and +0.6 % to +3.8 % (GiB-rounded figures, examples/step_replay.rs).
     #[test]
     fn gat_steps_in_their_real_order_reach_the_measured_peaks() {
         let path = concat!(
