@@ -203,7 +203,7 @@ const SEALED_GIN: (&str, &str) = (
 /// Sealed sets printed apart, with their runs: the two above, and the two
 /// drawn on 2026-11-27 (GAT's GPU step; a fresh random set), whose first
 /// host scores are in docs/accuracy.md.
-const PRINTED_APART: [((&str, &str), usize); 3] = [
+const PRINTED_APART: [((&str, &str), usize); 4] = [
     (SEALED_GCN, 12),
     (SEALED_GIN, 12),
     (
@@ -212,6 +212,13 @@ const PRINTED_APART: [((&str, &str), usize); 3] = [
             include_str!("../fixtures/pyg/sealed-gat-2611291.jsonl"),
         ),
         10,
+    ),
+    (
+        (
+            "sealed-2611290",
+            include_str!("../fixtures/pyg/sealed-2611290.jsonl"),
+        ),
+        12,
     ),
 ];
 
