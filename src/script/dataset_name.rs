@@ -84,7 +84,12 @@ pub fn dataset<'t>(ev: &Eval<'t>, call: Node<'t>) -> Option<DatasetFind> {
                 at,
             )));
         }
+        // A checkpoint handed straight to `load_state_dict(torch.load(path))`
+        // is a model's weights, not the graph.
         "load" if matches!(ftext, "torch.load" | "np.load" | "numpy.load") => {
+            if feeds_load_state_dict(src, call) {
+                return None;
+            }
             return file(ev, call, &args.positional);
         }
         _ => {}
@@ -165,6 +170,14 @@ fn data_module(ev: &Eval, class: Node) -> bool {
     class
         .child_by_field_name("superclasses")
         .is_some_and(|s| ev.text(s).contains("DataModule"))
+}
+
+/// Whether `call` is an argument of a `load_state_dict(...)` call.
+fn feeds_load_state_dict(src: &super::py::Source, call: Node) -> bool {
+    call.parent()
+        .filter(|p| p.kind() == "argument_list")
+        .and_then(|p| p.parent())
+        .is_some_and(|outer| outer.kind() == "call" && callee_name(src, outer) == "load_state_dict")
 }
 
 /// `np.load(path)` / `torch.load(path)`: the graph in the file when it is

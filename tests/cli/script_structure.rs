@@ -756,3 +756,22 @@ fn a_hydra_group_chosen_on_the_launch_line_replaces_its_default_file() {
     assert_eq!(from(&r, "loader.batch_size"), "small.yaml:1");
     assert_eq!(r["job"]["loader"]["fanout"], serde_json::json!([5, 5]));
 }
+
+/// A checkpoint handed to `load_state_dict(torch.load(path))` is no dataset
+/// load: the error for a graph the project builds itself no longer names the
+/// checkpoint's line as where the dataset is loaded (dl-graph's main.py:737,
+/// sealed-2611290.yaml, did).
+#[test]
+fn a_checkpoint_for_load_state_dict_is_not_named_as_the_dataset() {
+    let out = headroom()
+        .current_dir(fixture("scripts/patterns"))
+        .args(["plan", "checkpoint_load/train.py", "--assume-defaults"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("do not say dataset"), "{err}");
+    assert!(err.contains("--nodes N --edges E --features F"), "{err}");
+    assert!(!err.contains("train.py:11"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
