@@ -37,22 +37,20 @@ pub(super) fn step_events(
             None => vec![scaled(whole)],
         }
     };
-    let nonempty = |v: &Vec<Vec<u64>>, i: usize| v.get(i).is_some_and(|p| !p.is_empty());
     // Per layer: the ids of its saved tensors and their sizes.
     let mut acts: Vec<(Vec<u64>, Vec<u64>)> = Vec::new();
     for (i, &a) in shape.saved_activations.iter().enumerate() {
-        let split = nonempty(&shape.saved_parts, i);
-        let before = parts(shape.saved_parts.get(i), a);
-        let mut ids: Vec<u64> = before.iter().map(|&b| alloc(&mut ev, b)).collect();
-        let mut sizes = before;
+        let split = shape.saved_parts.get(i).is_some_and(|p| !p.is_empty());
+        let mut sizes = parts(shape.saved_parts.get(i), a);
+        let mut ids: Vec<u64> = sizes.iter().map(|&b| alloc(&mut ev, b)).collect();
         if let Some(&t) = shape.transients.get(i) {
             alloc_then_free(&mut ev, &mut alloc, parts(shape.transient_parts.get(i), t));
         }
-        if split && nonempty(&shape.saved_after, i) {
-            for &b in &shape.saved_after[i] {
-                ids.push(alloc(&mut ev, scaled(b)));
-                sizes.push(scaled(b));
-            }
+        // The parts made after the transient count only beside those before it.
+        let after = shape.saved_after.get(i).filter(|_| split);
+        for b in after.into_iter().flatten().map(|&b| scaled(b)) {
+            ids.push(alloc(&mut ev, b));
+            sizes.push(b);
         }
         acts.push((ids, sizes));
     }
@@ -64,8 +62,8 @@ pub(super) fn step_events(
         retained.push(alloc(&mut ev, scaled(r)));
     }
     // Backward: parameter gradients, then per layer in reverse the gradient
-    // of its output (`grad_parts`, or tensors the sizes of its saved ones), freeing the later
-    // layer's gradient and the layer's saved tensors.
+    // of its output (`grad_parts`, or tensors the sizes of its saved ones),
+    // freeing the later layer's gradient and the layer's saved tensors.
     let grads: Vec<u64> = shape
         .param_grads
         .iter()

@@ -303,11 +303,11 @@ pub(super) fn output_grad(conv: Conv, sv: f64) -> f64 {
 
 /// Bytes a layer's backward holds beside the saved tensors and its output's
 /// gradient: GCN's two message-sized gradients (of the weighted messages and
-/// of x_j, Es + S rows each, measured by benches/pyg/gcn_step.py); for SAGE
-/// and GIN the gradient of the gathered messages (Es·d_in), for the others
-/// the layer's own transient (`tr`); none in the first layer, whose messages
-/// get no gradient (GCN's still do: its norm-weighted copy is built from
-/// the linear output, which does).
+/// of x_j, Es + S rows each, measured by benches/pyg/gcn_step.py); GAT's
+/// per-edge gradients (below); for SAGE and GIN the gradient of the gathered
+/// messages (Es·d_in), for the others the layer's own transient (`tr`); none
+/// in the first layer, whose messages get no gradient (GCN's and GAT's still
+/// do: their messages are built from the linear output, which does).
 pub(super) fn backward_scratch(
     conv: Conv,
     l: usize,

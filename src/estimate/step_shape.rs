@@ -73,10 +73,11 @@ pub fn step_shape(job: &Job, stats: &SampleStats, seeds: u64) -> crate::alloc::G
                 let (before, after) = saved_parts(*conv, s, es, layer, job.dropout);
                 s_parts.push(bytes(before));
                 s_after.push(bytes(after));
+                // The output's gradient where it is not the saved tensors' size:
+                // one tensor, or none (GAT's).
                 let g = output_grad(*conv, sv);
-                g_parts.push(
-                    (g != sv).then(|| bytes(vec![g]).into_iter().filter(|_| g > 0.0).collect()),
-                );
+                let g_tensors = if g > 0.0 { vec![g] } else { vec![] };
+                g_parts.push((g != sv).then(|| bytes(g_tensors)));
                 // As the estimate's backward moment (gnn_activations).
                 let b = backward_scratch(*conv, l, s, es, layer, tr);
                 backward.push(b);
