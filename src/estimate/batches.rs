@@ -5,6 +5,7 @@
 use super::Settings;
 use super::degree::DegreeTable;
 use super::fanout::{SampleStats, SampledGraph, extreme_z, sample_bound, sample_stats};
+use super::frontier::{PointReach, reached_out_degrees};
 use super::gpu::{GpuBreakdown, gpu_breakdown};
 use crate::spec::{EvalLoaders, Job, ModelKind};
 
@@ -18,6 +19,9 @@ pub struct Prepared {
     hop_biased: bool,
     /// The out-degree table: where neighbor draws land.
     reach: DegreeTable,
+    /// The mean out-degree of each `hop_table` point's nodes (empty where
+    /// the graph does not say how in- and out-degrees go together).
+    hop_reach: PointReach,
     /// Whether the dataset gives its degrees (a histogram or a shape); if
     /// not, batches are planned at the largest any such graph can give.
     degrees_known: bool,
@@ -72,11 +76,27 @@ impl Prepared {
             }
             None => (table.clone(), true),
         };
+        let nodes = d.nodes as f64;
+        let hop_reach = if undirected {
+            // A node's out-degree is its in-degree.
+            PointReach {
+                out: hop_table.degree.clone(),
+                zero_out: 0.0,
+                mean,
+                nodes,
+            }
+        } else {
+            match d.degree_histogram.as_ref().filter(|_| !hop_biased) {
+                Some(h) => reached_out_degrees(h, mean, nodes),
+                None => PointReach::default(),
+            }
+        };
         Prepared {
             table,
             hop_table,
             hop_biased,
             reach,
+            hop_reach,
             degrees_known: d.degree_histogram.is_some() || d.degree.is_some(),
         }
     }
@@ -123,6 +143,7 @@ impl Prepared {
             hop: &self.hop_table,
             hop_biased: self.hop_biased,
             reach: &self.reach,
+            hop_reach: &self.hop_reach,
         };
         sample_stats(&graph, seeds as f64, fanout, batches)
     }

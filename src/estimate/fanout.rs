@@ -1,9 +1,12 @@
 //! Sampled nodes and edges per batch from the fanout: hop by hop, each
 //! frontier node draws min(degree, f_k) neighbors; the distinct new nodes are
-//! the expected unique draws from a degree-biased population. The peak is set
-//! by the largest batch of the run, so the tail matters as much as the mean.
+//! those all draws so far reach, less those the earlier hops' draws reached
+//! (draws land by out-degree), and a later frontier holds the nodes each hop
+//! reached first (frontier.rs). The peak is set by the largest batch of the
+//! run, so the tail matters as much as the mean.
 
 use super::degree::DegreeTable;
+use super::frontier::PointReach;
 
 /// Sizes of one sampled mini-batch subgraph.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
@@ -63,6 +66,9 @@ pub struct SampledGraph<'a> {
     /// Out-degrees (the in-degrees on an undirected graph): they decide how
     /// many draws are duplicates.
     pub reach: &'a DegreeTable,
+    /// The mean out-degree of each `hop` point's nodes: how soon the draws
+    /// reach them (empty: not known, every hop's frontier as `hop` says).
+    pub hop_reach: &'a PointReach,
 }
 
 impl<'a> SampledGraph<'a> {
@@ -74,9 +80,18 @@ impl<'a> SampledGraph<'a> {
             hop: t,
             hop_biased,
             reach: t,
+            hop_reach: &NO_REACH,
         }
     }
 }
+
+/// No per-point reach: later frontiers as the hop table says.
+static NO_REACH: PointReach = PointReach {
+    out: Vec::new(),
+    zero_out: 0.0,
+    mean: 0.0,
+    nodes: 0.0,
+};
 
 /// Statistics of batches of `seeds` seed nodes sampled with `fanout` on `g`,
 /// over `batches_in_run` batches.
@@ -90,17 +105,26 @@ pub fn sample_stats(
     let (mut frontier, mut frontier_var) = (seeds.min(nodes), 0.0_f64);
     let (mut total, mut sd_total) = (frontier, 0.0_f64);
     let (mut edges, mut sd_edges) = (0.0_f64, 0.0_f64);
+    let (seeds_in, mut drawn, mut reached_before) = (frontier, 0.0_f64, 0.0_f64);
+    // The draws that reached the current frontier first (none for the seeds).
+    let mut frontier_drawn = (0.0_f64, 0.0_f64);
     for (hop, &f) in fanout.iter().enumerate() {
         let cap = (f >= 0).then_some(f as f64);
         let (e1, e2) = if hop == 0 {
             g.in_degree.capped_moments(cap, false)
         } else {
-            g.hop.capped_moments(cap, g.hop_biased)
+            g.hop
+                .capped_moments_fresh(cap, g.hop_biased, frontier_drawn, g.hop_reach)
         };
         let draws = frontier * e1;
         let draws_var = frontier * (e2 - e1 * e1).max(0.0) + e1 * e1 * frontier_var;
-        // Distinct new nodes: unique draws, less those already in the batch.
-        let fresh = g.reach.expected_unique(draws, nodes) * (1.0 - total / nodes).max(0.0);
+        // Distinct new nodes: the nodes every draw so far reaches, less those
+        // the earlier hops' draws reached, less the seeds among them.
+        let reached = g.reach.expected_unique(drawn + draws, nodes);
+        let fresh = (reached - reached_before).max(0.0) * (1.0 - seeds_in / nodes).max(0.0);
+        frontier_drawn = (drawn, drawn + draws);
+        drawn += draws;
+        reached_before = reached;
         let keep = if draws > 0.0 { fresh / draws } else { 0.0 };
         edges += draws;
         sd_edges += draws_var.sqrt();

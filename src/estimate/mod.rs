@@ -14,6 +14,7 @@ mod dataset;
 pub mod degree;
 mod evaluate;
 pub mod fanout;
+pub mod frontier;
 mod gpu;
 mod heap_share;
 mod host;

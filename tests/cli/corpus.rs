@@ -203,7 +203,7 @@ const SEALED_GIN: (&str, &str) = (
 /// Sealed sets printed apart, with their runs: the two above, and the two
 /// drawn on 2026-11-27 (GAT's GPU step; a fresh random set), whose first
 /// host scores are in docs/accuracy.md.
-const PRINTED_APART: [((&str, &str), usize); 4] = [
+const PRINTED_APART: [((&str, &str), usize); 5] = [
     (SEALED_GCN, 12),
     (SEALED_GIN, 12),
     (
@@ -217,6 +217,13 @@ const PRINTED_APART: [((&str, &str), usize); 4] = [
         (
             "sealed-2611290",
             include_str!("../fixtures/pyg/sealed-2611290.jsonl"),
+        ),
+        12,
+    ),
+    (
+        (
+            "sealed-2611292",
+            include_str!("../fixtures/pyg/sealed-2611292.jsonl"),
         ),
         12,
     ),

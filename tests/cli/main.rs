@@ -4,6 +4,7 @@
 mod util;
 
 mod alloc;
+mod batch_sizes;
 mod calibrate;
 mod corpus;
 mod diagnose;
