@@ -2,9 +2,9 @@
 //! `PygNodePropPredDataset(name=...)` (and its NodePropPred siblings),
 //! PyG's classes with a name argument (`Planetoid(root, 'PubMed')`,
 //! `Coauthor(root, 'CS')`, `Amazon`, `CitationFull`, `CityNetwork`,
-//! `AttributedGraphDataset`, `HeterophilousGraphDataset`), a class called
-//! like a profile (`Reddit`, `Flickr`, `AmazonProducts`, a repository's own
-//! `DGraphFin`), `getattr(torch_geometric.datasets, name)(...)`, and a
+//! `AttributedGraphDataset`, `HeterophilousGraphDataset`, `Entities`), a
+//! class called like a profile (`Reddit`, `Flickr`, `WikiCS`, `GitHub`,
+//! `AmazonProducts`, a repository's own `DGraphFin`), `getattr(torch_geometric.datasets, name)(...)`, and a
 //! `np.load`/`torch.load` of a file that is there (datafile.rs; one that
 //! is not is opaque, with its line). Names are matched whatever their case
 //! and separators (`ogbn-papers100M`, `ogbn_papers100m`).
@@ -66,6 +66,10 @@ pub fn dataset<'t>(ev: &Eval<'t>, call: Node<'t>) -> Option<DatasetFind> {
         "Coauthor" => return named("coauthor-", kw("name").or(args.positional.get(1).copied())),
         "Amazon" => return named("amazon-", kw("name").or(args.positional.get(1).copied())),
         "CityNetwork" => return named("city-", kw("name").or(args.positional.get(1).copied())),
+        // A generic class name: PyG's only when it is given a name to load.
+        "Entities" if kw("name").or(args.positional.get(1).copied()).is_some() => {
+            return named("entities-", kw("name").or(args.positional.get(1).copied()));
+        }
         "AttributedGraphDataset" => {
             return named(
                 "attributed-",

@@ -386,3 +386,45 @@ fn memory_per_cpu_is_read_as_slurm_reads_it_behind_a_launch_line() {
         "{warnings}"
     );
 }
+
+#[test]
+fn pyg_dataset_classes_are_read_as_pyg_spells_them() {
+    // Each call alone in a script: the profile it loads, from its line.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("train.py");
+    for (call, profile) in [
+        ("Entities(root, 'AM')", "entities-am"),
+        (
+            "Entities(root=root, name='MUTAG', hetero=True)",
+            "entities-mutag",
+        ),
+        ("Entities(root, name='BGS')", "entities-bgs"),
+        ("WikiCS(root, is_undirected=True)", "wikics"),
+        ("GitHub(root)", "github"),
+        ("FacebookPagePage(root)", "facebookpagepage"),
+        ("DeezerEurope(root)", "deezer-europe"),
+        ("CoraFull(root)", "citationfull-cora"),
+    ] {
+        let class = call.split('(').next().unwrap();
+        std::fs::write(
+            &path,
+            format!(
+                "from torch_geometric.datasets import {class}\nroot = '/data'\ndataset = {call}\n"
+            ),
+        )
+        .unwrap();
+        let r = json_of(headroom().args([
+            "plan",
+            path.to_str().unwrap(),
+            "--assume-defaults",
+            "--format",
+            "json",
+        ]));
+        assert_eq!(r["job"]["dataset"], profile, "{call}");
+        assert_eq!(inferred(&r, "dataset").1, "train.py:3", "{call}");
+    }
+    // A repository's own `Entities()` given no name is not PyG's.
+    std::fs::write(&path, "class Entities:\n    pass\n\nents = Entities()\n").unwrap();
+    let err = refused(&["plan", path.to_str().unwrap(), "--assume-defaults"]);
+    assert!(err.contains("the scripts do not say dataset"), "{err}");
+}
