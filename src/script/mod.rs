@@ -12,6 +12,7 @@
 //! [`gres`].
 
 pub mod argparse;
+mod class_alias;
 mod containers;
 mod dataclass_cli;
 pub mod datafile;
@@ -42,6 +43,7 @@ pub mod launch;
 mod launchers;
 mod loader_context;
 pub mod loaders;
+mod main_guard;
 pub mod model;
 mod model_factory;
 mod model_hits;
@@ -110,6 +112,9 @@ pub fn dead_branch<'t>(
     node: Node<'t>,
     locals: &eval::Locals,
 ) -> Option<Node<'t>> {
+    if let Some(block) = main_guard::dead_main_block(ev, node) {
+        return Some(block);
+    }
     let mut child = node;
     let mut cur = ev.parent(node);
     while let Some(n) = cur {

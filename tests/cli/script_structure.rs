@@ -775,3 +775,18 @@ fn a_checkpoint_for_load_state_dict_is_not_named_as_the_dataset() {
     assert!(!err.contains("train.py:11"), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
 }
+
+/// The dataset class bound to a name in the project's own loading function
+/// (`cls = EllipticBitcoinDataset` in an `else:`, then `cls(root=root)`),
+/// reached two calls deep from the script; the module's `__main__` smoke
+/// test, which passes `vendored=True`, never runs when the module is
+/// imported. The reader of e8e5510 found no dataset (dl-graph's
+/// load_elliptic, sealed-2611290.yaml).
+#[test]
+fn a_dataset_class_bound_to_a_name_in_a_loading_function() {
+    let r = plan("class_alias/train.py", &[], &[]);
+    assert_eq!(r["job"]["dataset"], "elliptic");
+    let at = from(&r, "dataset");
+    assert!(at.contains("loading.py:18"), "{at}");
+    assert!(at.contains("loading.py:12"), "{at}");
+}
