@@ -790,3 +790,65 @@ fn a_dataset_class_bound_to_a_name_in_a_loading_function() {
     assert!(at.contains("loading.py:18"), "{at}");
     assert!(at.contains("loading.py:12"), "{at}");
 }
+
+/// A loader helper called inside an `@torch.no_grad()` method that runs
+/// each epoch, with index tensors whose names say no split: an evaluation
+/// loader built on demand. The reader of e8e5510 took it for a second
+/// training loader and read no evaluation (twibot22-hgt's `_evaluate`,
+/// sealed-2611290.yaml).
+#[test]
+fn a_loader_helper_called_without_grad_each_epoch_is_an_on_demand_evaluation() {
+    let r = plan("eval_helper/train.py", &[], &[]);
+    assert_eq!(r["job"]["loader"]["batch_size"], 512);
+    assert_eq!(r["job"]["loader"]["eval_loaders"], "on_demand");
+    assert_eq!(from(&r, "loader.eval_loaders"), "train.py:13, train.py:35");
+    assert_eq!(r["job"]["loader"]["eval_batch_size"], 1024);
+}
+
+/// Loaders built in a loop over runs whose pass trains to the end
+/// (`trainer.fit(model, loader_for(...), loader_for(...))`) live through
+/// that run: resident, not on demand (twibot22-bgsrd's run loop).
+#[test]
+fn loaders_built_in_a_loop_over_runs_are_resident() {
+    let r = plan("runs_loop/train.py", &[], &[]);
+    assert_eq!(r["job"]["loader"]["eval_loaders"], "resident");
+    assert_eq!(from(&r, "loader.eval_loaders"), "train.py:37, train.py:47");
+    assert_eq!(r["job"]["loader"]["eval_batch_size"], 256);
+}
+
+/// The split a helper's loader iterates, chosen by a flag through a
+/// conditional (`input_nodes = data.train_mask if use_train_mask else
+/// data.test_mask`), and a helper of the same module nothing calls but the
+/// module's own `__main__` test: the reader of e8e5510 read the test
+/// loader as the training one (batch 2048) and the uncalled helper's
+/// full-neighbourhood loader as layer-wise inference (dl-graph's
+/// create_loader and make_loader).
+#[test]
+fn a_helpers_split_by_a_conditional_and_an_uncalled_helper() {
+    let r = plan("loader_helpers/train.py", &[], &[]);
+    assert_eq!(r["job"]["loader"]["batch_size"], 512);
+    assert_eq!(from(&r, "loader.batch_size"), "train.py:23");
+    assert_eq!(r["job"]["loader"]["eval_loaders"], "on_demand");
+    assert_eq!(from(&r, "loader.eval_loaders"), "loaders.py:9, train.py:12");
+    assert_eq!(r["job"]["loader"]["eval_batch_size"], 2048);
+}
+
+/// No evaluation loader, the training loader iterated again under
+/// `torch.no_grad()`: the evaluation runs over the training loader, kept
+/// for the whole run (the reader of e8e5510 read no evaluation:
+/// eadd-commerce's train_large.py).
+#[test]
+fn the_training_loader_iterated_without_grad_is_the_evaluations() {
+    let r = plan("train_loader_reuse/train.py", &[], &[]);
+    assert_eq!(r["job"]["loader"]["eval_loaders"], "resident");
+    let at = from(&r, "loader.eval_loaders");
+    assert!(
+        at.starts_with("train.py:24") && at.contains("train.py:12"),
+        "{at}"
+    );
+    assert_eq!(r["job"]["loader"]["eval_batch_size"], 1024);
+    assert_eq!(
+        from(&r, "loader.eval_batch_size"),
+        "train.py:31, train.py:12"
+    );
+}
