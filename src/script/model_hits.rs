@@ -97,9 +97,14 @@ pub(super) fn hits_in<'t>(
                 out.push(h);
             }
             (_, Some(conv)) => out.push(hit(Some(conv))),
-            // The project's own message passing (`class RGSNConv(MessagePassing)`):
-            // a layer no conv kind of the spec describes, said so.
-            (Some(sub), None) if message_passing(ev, sub) => {
+            // The project's own message passing (`class RGSNConv(MessagePassing)`,
+            // or a layer that aggregates by hand: hand_conv.rs): a layer no
+            // conv kind of the spec describes, said so.
+            (Some(sub), None)
+                if message_passing(ev, sub)
+                    || super::hand_conv::aggregates(ev, sub)
+                        && !super::model_shape::builds_layers(ev, sub) =>
+            {
                 opaque_block.get_or_insert(call);
                 let mut h = hit(None);
                 h.own_message_passing = true;
@@ -144,6 +149,21 @@ pub(super) fn hits_in<'t>(
                 h.count = n.as_ref().and_then(|f| f.value.as_int());
                 h.from = n.map(|f| f.from).unwrap_or_default();
                 out.push(h);
+            }
+            // One of PyG's layers no conv kind describes (HGTConv): the
+            // model's message passing, named in place of a project block
+            // around it (`HGTTransformerLayer`) that was met first.
+            (None, None) if super::model::other_pyg_layer(ev, call) => {
+                if opaque_block.is_none_or(|b| !super::model::other_pyg_layer(ev, b)) {
+                    *opaque_block = Some(call);
+                }
+                // A conv with weights is a layer of the model; a
+                // propagation (APPNP) leaves the depth to the Linears.
+                if name.ends_with("Conv") {
+                    let mut h = hit(None);
+                    h.own_message_passing = true;
+                    out.push(h);
+                }
             }
             (None, None) if transformer_like(name) => {
                 opaque_block.get_or_insert(call);

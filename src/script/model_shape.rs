@@ -91,8 +91,14 @@ pub fn describe<'t>(ev: &Eval<'t>, o: &Origin<'t>, out: &mut ModelFind) {
         && hits
             .iter()
             .any(|h| h.own_message_passing && Some(h.call) == opaque_block);
-    if opaque_block.is_some() && !side_layer {
-        out.unsized_at = out.at.clone();
+    // Named with the layer itself: a model class can build it classes deep.
+    if let Some(block) = opaque_block.filter(|_| !side_layer) {
+        out.unsized_at = Some(format!(
+            "{} ({} at {})",
+            out.at.clone().unwrap_or_default(),
+            callee_name(ev.src(block), block),
+            ev.at(block)
+        ));
     }
     let layers_of = |hs: &[&Hit]| -> Option<i64> { hs.iter().map(|h| h.count).sum() };
     let own: Vec<&Hit> = hits.iter().filter(|h| h.own_message_passing).collect();
@@ -346,6 +352,7 @@ pub fn builds_layers<'t>(ev: &Eval<'t>, class: Node<'t>) -> bool {
             c.start_byte() >= class.start_byte()
                 && c.end_byte() <= class.end_byte()
                 && (conv_of(callee_name(ev.src(*c), *c)).is_some()
+                    || super::model::other_pyg_layer(ev, *c)
                     || depth < 3
                         && ev
                             .class_of_call(*c)

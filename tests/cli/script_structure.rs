@@ -852,3 +852,87 @@ fn the_training_loader_iterated_without_grad_is_the_evaluations() {
         "train.py:31, train.py:12"
     );
 }
+
+/// The arguments as a dict (`vars(parser.parse_args())` returned by a
+/// helper, read as `args['hops']`), the network held by a wrapper object
+/// that chooses it by name (`self.clf.net`, set from `self.choose(...)`
+/// in the wrapper's `__init__`), a `copy.deepcopy` of it retrained as a
+/// baseline by a method written before the training one: the reader of
+/// e8e5510 computed neither the fanout nor the epochs, took the
+/// baseline's SGD, and assumed `sage` (ETR's exp_etr.py, sealed-2611290.yaml).
+#[test]
+fn a_network_held_by_a_wrapper_and_arguments_read_as_a_dict() {
+    let r = plan("wrapped_model/main.py", &[], &[]);
+    assert_eq!(r["job"]["loader"]["fanout"], serde_json::json!([8, 8]));
+    assert_eq!(from(&r, "loader.fanout"), "experiment.py:17, params.py:10");
+    assert_eq!(r["job"]["epochs"], 60);
+    assert_eq!(r["job"]["model"]["conv"], "gcn");
+    assert_eq!(from(&r, "model.conv"), "classifier.py:10");
+    assert_eq!(r["job"]["model"]["hidden"], 128);
+    assert_eq!(from(&r, "model.hidden"), "params.py:12");
+    assert_eq!(r["job"]["model"]["optimizer"], "adam");
+    assert_eq!(from(&r, "model.optimizer"), "experiment.py:30");
+}
+
+/// The `why` of the assumption about `field`.
+fn assumed_why(r: &Value, field: &str) -> String {
+    r["assumed"]
+        .as_array()
+        .and_then(|a| a.iter().find(|e| e["field"] == field))
+        .and_then(|e| e["why"].as_str())
+        .unwrap_or_else(|| panic!("{field} not assumed: {}", r["assumed"]))
+        .to_string()
+}
+
+/// PyG layers no conv kind describes (HGTConv inside the project's own
+/// pre-norm block, the APPNP propagation): the conv is an assumption that
+/// names the layer's line. The reader of e8e5510 read both models as MLPs
+/// of their Linear layers (the HGT one 1024 wide, its feed-forward's
+/// width: twibot22-hgt's graph.py, sealed-2611290.yaml).
+#[test]
+fn pyg_layers_of_no_conv_kind_are_assumed_at_their_line() {
+    let r = plan("other_pyg_layer/hgt.py", &[], &[]);
+    let why = assumed_why(&r, "model.conv");
+    assert!(why.contains("HGTConv at model.py:14"), "{why}");
+    assert_eq!(r["job"]["model"]["hidden"], 256);
+    assert_eq!(r["job"]["model"]["layers"], 3);
+    let r = plan("other_pyg_layer/appnp.py", &[], &[]);
+    let why = assumed_why(&r, "model.conv");
+    assert!(why.contains("APPNP at model.py:41"), "{why}");
+    assert_eq!(r["job"]["model"]["layers"], 2);
+}
+
+/// Graph layers written by hand as `nn.Linear`s that aggregate in
+/// `forward` (a product by the adjacency given, a `scatter_add_` over the
+/// edges) are message passing, not an MLP: assumed, at the layer's line
+/// (eadd-commerce's TypeSpecificGCNLayer and TypeSpecificGATLayer).
+#[test]
+fn layers_that_aggregate_by_hand_are_assumed_not_an_mlp() {
+    let r = plan("hand_conv/train.py", &[], &[]);
+    let why = assumed_why(&r, "model.conv");
+    assert!(why.contains("DenseGCNLayer at layers.py:37"), "{why}");
+    assert_eq!(r["job"]["model"]["layers"], 2);
+    assert_eq!(from(&r, "model.layers"), "layers.py:37, layers.py:38");
+    assert_eq!(r["job"]["model"]["hidden"], 96);
+    let r = plan("hand_conv/scatter.py", &[], &[]);
+    let why = assumed_why(&r, "model.conv");
+    assert!(why.contains("EdgeSoftmaxLayer at layers.py:48"), "{why}");
+}
+
+/// The loader's settings read through the trainer object's config
+/// (`self.cfg.batch_size`, `self.cfg = config`, `Trainer(cfg, ...)`,
+/// `cfg = TrainConfig(batch_size=args.batch_size, ...)`), and the AdamW
+/// built under `if groups:` where `groups = []` is filled by `append`s:
+/// the reader of e8e5510 computed none of the three loader settings and
+/// found no optimizer (twibot22-hgt's trainer.py and optim.py).
+#[test]
+fn settings_through_a_trainers_config_and_an_optimizer_over_filled_groups() {
+    let r = plan("trainer_config/train.py", &[], &[]);
+    assert_eq!(r["job"]["loader"]["batch_size"], 512);
+    assert_eq!(from(&r, "loader.batch_size"), "train.py:9");
+    assert_eq!(r["job"]["loader"]["fanout"], serde_json::json!([20, 10]));
+    assert_eq!(r["job"]["loader"]["num_workers"], 4);
+    assert_eq!(r["job"]["epochs"], 25);
+    assert_eq!(r["job"]["model"]["optimizer"], "adamw");
+    assert_eq!(from(&r, "model.optimizer"), "trainer.py:35");
+}
