@@ -32,7 +32,11 @@ impl<'t> Eval<'t> {
             .chars()
             .filter(|c| !c.is_whitespace())
             .collect();
-        if let Some(a) = self.index_of(node).assignment_at(&key, node) {
+        // Not one under a branch that does not run (`if args.gcn_layers == 1:
+        // args.n_hidden = ...` with 2 layers).
+        if let Some(a) = self.index_of(node).assignment_at(&key, node)
+            && super::reachable_with(self, a.value, locals)
+        {
             return self.eval_in(a.value, locals, d);
         }
         // `args.x` (or `opt.x`, `self.args.x`): an argparse destination.
@@ -364,6 +368,12 @@ impl<'t> Eval<'t> {
     fn is_args_within(&self, object: Node<'t>, d: usize) -> bool {
         if self.args.is_empty() || d > 4 {
             return false;
+        }
+        // `self.args = (args)`.
+        if object.kind() == "parenthesized_expression" {
+            return object
+                .named_child(0)
+                .is_some_and(|o| self.is_args_within(o, d + 1));
         }
         if object.kind() == "attribute" {
             let o = object.child_by_field_name("object");

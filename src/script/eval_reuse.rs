@@ -5,6 +5,11 @@
 //! `@torch.no_grad()`). The evaluation's loader is then the training one,
 //! built once and kept: resident, with the training batch. Without this
 //! such a script read as evaluating nothing.
+//!
+//! And the other way round: an evaluation loader built but never used
+//! after (its `trainer.fit(model, train_loader)#, valid_loader)` commented
+//! out) exists, but its batches never run; the evaluation batch is then
+//! the batch of one that is used.
 
 use tree_sitter::Node;
 
@@ -81,4 +86,25 @@ fn iterates(ev: &Eval, f: Node, name: &str) -> bool {
         }
     }
     false
+}
+
+/// Whether the loader assigned to the plain name `var` at `built` is used
+/// after it in the same file: iterated, or handed to a call. A loader
+/// kept under another kind of name (`self.val_loader`) counts as used.
+pub fn used_after<'t>(ev: &Eval<'t>, built: Node<'t>, var: &str) -> bool {
+    if !var.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        return true;
+    }
+    let later =
+        |n: Node<'t>| n.start_byte() >= built.end_byte() && std::ptr::eq(ev.src(n), ev.src(built));
+    ev.fors().any(|f| later(f) && iterates(ev, f, var))
+        || ev.calls().any(|c| {
+            let args = call_args(ev.src(c), c);
+            later(c)
+                && args
+                    .positional
+                    .iter()
+                    .chain(args.keywords.iter().map(|(_, v)| v))
+                    .any(|a| a.kind() == "identifier" && ev.text(*a) == var)
+        })
 }

@@ -6,6 +6,12 @@
 //! torch_scatter's `scatter`). Its weights are `nn.Linear`s, so without
 //! this a model of such layers read as an MLP; its cost is none of the
 //! spec's convs, so the model is planned as an assumption naming it.
+//!
+//! The other way round, a block named like attention whose `forward`
+//! multiplies no two tensors (HAN's semantic attention: a softmax over a
+//! Linear score of each relation's output, `(beta * z).sum(1)`) weighs
+//! each node's own rows: a per-node cost beside the convs, not attention
+//! between nodes.
 
 use tree_sitter::Node;
 
@@ -82,6 +88,68 @@ pub fn aggregates<'t>(ev: &Eval<'t>, class: Node<'t>) -> bool {
         let text = ev.text(*p);
         graph.iter().any(|g| mentions(text, g))
     })
+}
+
+/// Whether the project's `class`, named like attention, attends within
+/// each node only: it has a `forward`; it builds no block of the project
+/// (only library layers: `Linear`, `Sequential`, activations); and neither
+/// its methods nor the project functions `forward` calls multiply
+/// matrices or build torch's attention.
+pub fn per_node_attention<'t>(ev: &Eval<'t>, class: Node<'t>) -> bool {
+    let Some(forward) = ev.method(class, "forward") else {
+        return false;
+    };
+    let init = ev.method(class, "__init__");
+    let builds_own = init.is_some_and(|i| {
+        calls_in(ev, i)
+            .iter()
+            .any(|c| ev.class_of_call(*c).is_some_and(|k| k != class))
+    });
+    let called = calls_in(ev, forward)
+        .into_iter()
+        .filter_map(|c| ev.callee_def(c))
+        .filter(|f| f.id() != forward.id());
+    !builds_own
+        && !std::iter::once(forward)
+            .chain(init)
+            .chain(called)
+            .any(|f| calls_in(ev, f).iter().any(|c| product(ev, *c)) || has_at(ev, f))
+}
+
+/// Every call inside `f`.
+fn calls_in<'t>(ev: &Eval<'t>, f: Node<'t>) -> Vec<Node<'t>> {
+    ev.index_of(f)
+        .calls
+        .iter()
+        .copied()
+        .filter(|c| c.start_byte() >= f.start_byte() && c.end_byte() <= f.end_byte())
+        .collect()
+}
+
+/// A matrix product or torch's attention.
+fn product(ev: &Eval, call: Node) -> bool {
+    matches!(
+        callee_name(ev.src(call), call),
+        "mm" | "matmul"
+            | "bmm"
+            | "einsum"
+            | "scaled_dot_product_attention"
+            | "MultiheadAttention"
+            | "TransformerEncoderLayer"
+            | "TransformerEncoder"
+    )
+}
+
+/// Whether `f` multiplies with `@`.
+fn has_at(ev: &Eval, f: Node) -> bool {
+    let mut stack = vec![f];
+    while let Some(n) = stack.pop() {
+        if n.kind() == "binary_operator" && ev.text(n).contains('@') {
+            return true;
+        }
+        stack.extend(children(n));
+    }
+    false
 }
 
 /// Whether `text` names `name` as a word.

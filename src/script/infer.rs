@@ -272,7 +272,11 @@ fn eval_loaders(
         .iter()
         .find(|c| c.layerwise && Some(file(c)) == train_file)
         .or_else(|| evals.iter().find(|c| c.layerwise));
-    let first = layerwise.unwrap_or(first);
+    // Of the others, the first whose batches run (one built and never
+    // used after says nothing of the evaluation's batch).
+    let first = layerwise
+        .or_else(|| evals.iter().find(|c| c.used))
+        .unwrap_or(first);
     let placement = if layerwise.is_some() {
         EvalLoaders::Layerwise
     } else if evals.iter().any(|c| c.placement == EvalLoaders::Resident) {

@@ -76,6 +76,8 @@ pub struct LoaderCall {
     /// A training loader iterated again with autograd off (eval_reuse.rs):
     /// where.
     pub reused_without_grad: Option<String>,
+    /// Whether the loader is used after it is built (eval_reuse.rs).
+    pub used: bool,
 }
 
 /// The loaders of the script, in source order, one per context.
@@ -320,8 +322,13 @@ fn loader<'t>(ev: &Eval<'t>, call: Node<'t>, kind: LoaderKind, ctx: &Context<'t>
             let built = ctx.site_node.filter(|_| ctx.variable.is_some());
             super::eval_reuse::reused_without_grad(ev, built.unwrap_or(call), v)
         });
+    let used = variable.as_deref().is_none_or(|v| {
+        let built = ctx.site_node.filter(|_| ctx.variable.is_some());
+        super::eval_reuse::used_after(ev, built.unwrap_or(call), v)
+    });
     LoaderCall {
         reused_without_grad,
+        used,
         at: format!("{}{}", ev.at(call), ctx.describe),
         places: match &ctx.site {
             Some(s) => format!("{}, {s}", ev.at(call)),

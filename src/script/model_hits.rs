@@ -112,7 +112,10 @@ pub(super) fn hits_in<'t>(
                 out.push(h);
             }
             (Some(sub), None) if depth < MAX_NESTING => {
-                if transformer_like(name) && !layer_summary(ev, sub) {
+                if transformer_like(name)
+                    && !layer_summary(ev, sub)
+                    && !super::hand_conv::per_node_attention(ev, sub)
+                {
                     opaque_block.get_or_insert(call);
                 }
                 let sub_init = ev.method(sub, "__init__");
@@ -135,8 +138,11 @@ pub(super) fn hits_in<'t>(
                     if h.of_dataset.is_none() {
                         h.of_dataset = of_dataset.clone();
                     }
-                    // The outer loop's bounds count these layers too.
+                    // The outer loop's bounds count these layers too, and
+                    // so does the line that builds the block each is in
+                    // (`self.layer1 = RGTLayer(...)`, `self.layer2 = ...`).
                     h.from.extend(from.iter().cloned());
+                    h.from.push(ev.at(call));
                 }
             }
             (None, None) if matches!(name, "Linear" | "Lin") => out.push(hit(None)),

@@ -936,3 +936,42 @@ fn settings_through_a_trainers_config_and_an_optimizer_over_filled_groups() {
     assert_eq!(r["job"]["model"]["optimizer"], "adamw");
     assert_eq!(from(&r, "model.optimizer"), "trainer.py:35");
 }
+
+/// The parsed arguments kept as `self.args = (args)` and read as
+/// `self.args.batch_size`, and `args.hidden = args.layers` only under `if
+/// args.layers == 1:` (2 layers here): the reader of e8e5510 computed no
+/// batch and took the hidden width as 2 (twibot22-bgsrd's run.py).
+#[test]
+fn arguments_kept_on_an_object_and_a_reassignment_that_does_not_run() {
+    let r = plan("args_object/train.py", &[], &[]);
+    assert_eq!(r["job"]["loader"]["batch_size"], 384);
+    assert_eq!(from(&r, "loader.batch_size"), "train.py:27");
+    assert_eq!(r["job"]["model"]["hidden"], 48);
+    assert_eq!(from(&r, "model.hidden"), "train.py:29");
+}
+
+/// A relational transformer layer (a TransformerConv per relation, a gate,
+/// an attention over the relations' outputs that only scores each node's
+/// own rows), two of them and a Linear head: transformer, its width the
+/// convs' `out_channels=out_channel` (a head follows), each layer's line
+/// named; an evaluation loader built and never used says nothing of the
+/// evaluation batch. The reader of e8e5510 assumed sage (the attention
+/// read as attention between nodes) and took the unused loader's batch
+/// (twibot22-rgt's RGTLayer, sealed-2611290.yaml).
+#[test]
+fn a_relational_transformer_layer_with_per_node_attention_and_an_unused_loader() {
+    let r = plan("relation_layer/train.py", &[], &[]);
+    assert_eq!(r["job"]["model"]["conv"], "transformer");
+    assert_eq!(from(&r, "model.conv"), "layer.py:26");
+    assert_eq!(r["job"]["model"]["hidden"], 96);
+    assert_eq!(from(&r, "model.hidden"), "train.py:12");
+    assert_eq!(r["job"]["model"]["heads"], 3);
+    assert_eq!(r["job"]["model"]["layers"], 2);
+    let layers = from(&r, "model.layers");
+    assert!(
+        layers.contains("train.py:23") && layers.contains("train.py:24"),
+        "{layers}"
+    );
+    assert_eq!(r["job"]["loader"]["eval_batch_size"], 100);
+    assert_eq!(from(&r, "loader.eval_batch_size"), "train.py:15");
+}
