@@ -46,6 +46,7 @@ mod launchers;
 mod loader_context;
 pub mod loaders;
 mod main_guard;
+mod match_case;
 pub mod model;
 mod model_factory;
 mod model_hits;
@@ -118,6 +119,9 @@ pub fn dead_branch<'t>(
 ) -> Option<Node<'t>> {
     if let Some(block) = main_guard::dead_main_block(ev, node) {
         return Some(block);
+    }
+    if let Some(arm) = match_case::dead_case(ev, node, locals) {
+        return Some(arm);
     }
     let mut child = node;
     let mut cur = ev.parent(node);

@@ -975,3 +975,16 @@ fn a_relational_transformer_layer_with_per_node_attention_and_an_unused_loader()
     assert_eq!(r["job"]["loader"]["eval_batch_size"], 100);
     assert_eq!(from(&r, "loader.eval_batch_size"), "train.py:15");
 }
+
+/// A backbone class chosen by a `match` on the config's name and bound to
+/// a name before it is built: only the arm the name takes runs. The reader
+/// of e8e5510 took the last arm's GAT (dl-graph's mainGCN.py chose sage
+/// for its GCNSkipBackbone the same way, sealed-2611290.yaml).
+#[test]
+fn a_backbone_chosen_by_a_match_statement() {
+    let r = plan("match_backbone/train.py", &[], &[]);
+    assert_eq!(r["job"]["model"]["conv"], "gcn");
+    assert_eq!(from(&r, "model.conv"), "backbones.py:10");
+    assert_eq!(r["job"]["model"]["layers"], 3);
+    assert_eq!(r["job"]["model"]["hidden"], 64);
+}
