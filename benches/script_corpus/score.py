@@ -144,11 +144,30 @@ def value_at(job, field):
     return v
 
 
+def profile_names():
+    """Each alias of headroom's dataset profiles -> the profile's name: a
+    label may spell the dataset as PyG's class (`ellipticbitcoindataset`)
+    where headroom prints the profile it planned (`elliptic`); the profile
+    lists that class among its aliases, so both name the same graph."""
+    out = {}
+    d = os.path.join(HERE, "..", "..", "profiles", "datasets")
+    for name in sorted(os.listdir(d)):
+        with open(os.path.join(d, name)) as f:
+            p = yaml.safe_load(f)
+        for a in [p["name"]] + list(p.get("aliases") or []):
+            out[norm(a)] = norm(p["name"])
+    return out
+
+
+PROFILES = profile_names()
+
+
 def same(field, want, got):
     if field == "dataset":
         if isinstance(want, dict):
             return isinstance(got, dict) and all(got.get(k) == v for k, v in want.items())
-        return isinstance(got, str) and norm(got) == norm(want)
+        canon = lambda n: PROFILES.get(norm(n), norm(n))
+        return isinstance(got, str) and canon(got) == canon(want)
     if field == "budget.host" and isinstance(want, str):
         # Slurm's --mem=100G is 100 GiB; the job JSON writes sizes as "100GiB".
         units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}

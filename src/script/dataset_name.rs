@@ -20,10 +20,38 @@ use super::py::{Found, Value, call_args, callee_name};
 
 /// The dataset `call` loads, if it loads one.
 pub fn dataset<'t>(ev: &Eval<'t>, call: Node<'t>) -> Option<DatasetFind> {
-    let src = ev.src(call);
-    let name = callee_name(src, call);
     let f = call.child_by_field_name("function")?;
-    let ftext = src.text_of(f);
+    // `cls = EllipticBitcoinDataset` ... `cls(root)`: the class bound to the
+    // name called, named at the binding's line too.
+    let alias = (f.kind() == "identifier")
+        .then(|| super::class_alias::resolve(ev, f))
+        .flatten();
+    let Some((class, lines)) = alias else {
+        return dataset_of(ev, call, f);
+    };
+    match dataset_of(ev, call, class)? {
+        DatasetFind::Named(mut found) => {
+            for l in lines {
+                if !found.from.contains(&l) {
+                    found.from.push(l);
+                }
+            }
+            Some(DatasetFind::Named(found))
+        }
+        other => Some(other),
+    }
+}
+
+/// The dataset `call` loads, the class it calls being `f` (the call's own
+/// function, or the class a name called was bound to).
+fn dataset_of<'t>(ev: &Eval<'t>, call: Node<'t>, f: Node<'t>) -> Option<DatasetFind> {
+    let src = ev.src(call);
+    let ftext = ev.text(f);
+    let name = if f == call.child_by_field_name("function")? {
+        callee_name(src, call)
+    } else {
+        ftext.rsplit('.').next().unwrap_or(ftext)
+    };
     let args = call_args(src, call);
     let kw = |k: &str| args.keywords.iter().find(|(n, _)| n == k).map(|(_, v)| *v);
     let at = src.at(call);

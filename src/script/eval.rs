@@ -272,6 +272,14 @@ impl<'t> Eval<'t> {
                     };
                     return self.env.get(k).cloned();
                 }
+                // `args['hops']` with `args = vars(parser.parse_args())`:
+                // the argument, named at its own line.
+                if let Value::Str(k) = &key.value
+                    && self.is_args(value)
+                    && let Some(v) = self.args.get(k)
+                {
+                    return Some(v.clone());
+                }
                 let container = self.eval_in(value, locals, d)?;
                 let item = match (&container.value, &key.value) {
                     (Value::Dict(_), Value::Str(k)) => {

@@ -117,7 +117,16 @@ impl<'t> Eval<'t> {
                     &refs,
                 ));
             }
-            "vars" if args.positional.first().is_some_and(|a| self.is_args(*a)) => {
+            "vars"
+                if args.positional.first().is_some_and(|a| {
+                    self.is_args(*a)
+                        || a.kind() == "call"
+                            && matches!(
+                                callee_name(self.src(*a), *a),
+                                "parse_args" | "parse_known_args"
+                            )
+                }) =>
+            {
                 let mut entries: Vec<(String, Value)> = self
                     .args
                     .iter()

@@ -32,7 +32,11 @@ impl<'t> Eval<'t> {
             .chars()
             .filter(|c| !c.is_whitespace())
             .collect();
-        if let Some(a) = self.index_of(node).assignment_at(&key, node) {
+        // Not one under a branch that does not run (`if args.gcn_layers == 1:
+        // args.n_hidden = ...` with 2 layers).
+        if let Some(a) = self.index_of(node).assignment_at(&key, node)
+            && super::reachable_with(self, a.value, locals)
+        {
             return self.eval_in(a.value, locals, d);
         }
         // `args.x` (or `opt.x`, `self.args.x`): an argparse destination.
@@ -48,6 +52,19 @@ impl<'t> Eval<'t> {
             return self.global(m, attr, d);
         }
         if let Some(f) = self.instance_attr(object, attr, d) {
+            return Some(f);
+        }
+        // `self.cfg.batch_size` with `self.cfg = config` in `__init__`: the
+        // instance the class is given for `config` (`Trainer(cfg, ...)`
+        // after `cfg = TrainingConfig(batch_size=args.batch_size)`).
+        if object.kind() == "attribute"
+            && object
+                .child_by_field_name("object")
+                .is_some_and(|o| self.text(o) == "self")
+            && let Some(held) = self.self_assignment(object)
+            && held.kind() == "identifier"
+            && let Some(f) = self.instance_attr(held, attr, d + 1)
+        {
             return Some(f);
         }
         // `cfg.loader.batch_size`: a config read as attributes (OmegaConf, SimpleNamespace).
@@ -140,6 +157,40 @@ impl<'t> Eval<'t> {
     /// The `name.update(...)` calls and `name[key] = value` assignments
     /// that run after `a` binds `name` and before `at`, in the same
     /// function, in source order.
+    /// Whether the list bound to `name` by `a` is grown before `at` in its
+    /// function (`groups.append(...)`, `.extend`, `.insert`, `groups +=
+    /// ...`): its literal (`groups = []`) is then not its value there, and
+    /// `if groups:` is not known to be false.
+    fn list_grown(&self, name: &str, a: &super::index::Assign<'t>, at: Node<'t>) -> bool {
+        let scope = a.scope.map(|s| s.id());
+        let (start, end) = (a.end, at.start_byte());
+        if start >= end {
+            return false;
+        }
+        let grown_by_call = self.index_of(at).calls.iter().any(|&call| {
+            call.start_byte() >= start
+                && call.end_byte() <= end
+                && self.enclosing_function(call).map(|f| f.id()) == scope
+                && call
+                    .child_by_field_name("function")
+                    .filter(|f| f.kind() == "attribute")
+                    .is_some_and(|f| {
+                        f.child_by_field_name("object")
+                            .is_some_and(|o| self.text(o) == name)
+                            && f.child_by_field_name("attribute").is_some_and(|m| {
+                                matches!(self.text(m), "append" | "extend" | "insert")
+                            })
+                    })
+        });
+        let text = self.src(at).text.get(start..end).unwrap_or("");
+        grown_by_call
+            || text.lines().any(|l| {
+                l.trim_start()
+                    .strip_prefix(name)
+                    .is_some_and(|r| r.trim_start().starts_with("+="))
+            })
+    }
+
     pub(super) fn dict_changes(
         &self,
         name: &str,
@@ -318,6 +369,12 @@ impl<'t> Eval<'t> {
         if self.args.is_empty() || d > 4 {
             return false;
         }
+        // `self.args = (args)`.
+        if object.kind() == "parenthesized_expression" {
+            return object
+                .named_child(0)
+                .is_some_and(|o| self.is_args_within(o, d + 1));
+        }
         if object.kind() == "attribute" {
             let o = object.child_by_field_name("object");
             return o.is_some_and(|o| self.text(o) == "self")
@@ -329,11 +386,21 @@ impl<'t> Eval<'t> {
             return false;
         }
         let name = self.text(object);
-        let parses = |call: Node<'t>| {
-            matches!(
-                callee_name(self.src(call), call),
-                "parse_args" | "parse_known_args"
-            )
+        // `parser.parse_args()`, or the dict of it: `vars(parser.parse_args())`.
+        let parses = |call: Node<'t>| match callee_name(self.src(call), call) {
+            "parse_args" | "parse_known_args" => true,
+            "vars" => call_args(self.src(call), call)
+                .positional
+                .first()
+                .is_some_and(|a| {
+                    a.kind() == "call"
+                        && matches!(
+                            callee_name(self.src(*a), *a),
+                            "parse_args" | "parse_known_args"
+                        )
+                        || self.is_args_within(*a, d + 1)
+                }),
+            _ => false,
         };
         match self.index_of(object).assignment_at(name, object) {
             Some(a) if a.value.kind() == "call" => {
@@ -419,6 +486,9 @@ impl<'t> Eval<'t> {
                 return Some(v);
             }
             let v = self.eval_in(a.value, locals, d)?;
+            if matches!(v.value, Value::List(_)) && self.list_grown(name, &a, at) {
+                return None;
+            }
             if a.position == 0 && !matches!(a.value.kind(), "tuple" | "expression_list") {
                 return Some(self.updated(name, &a, at, v, locals, d));
             }

@@ -50,7 +50,10 @@ impl<'t> Eval<'t> {
         let method = self.self_offset(func) == 1;
         let mut out = Vec::new();
         for call in self.calls() {
-            if self.enclosing_function(call) == Some(func) {
+            // A helper module's own `__main__` test calls never run.
+            if self.enclosing_function(call) == Some(func)
+                || super::main_guard::dead_main_block(self, call).is_some()
+            {
                 continue;
             }
             let Some(f) = call.child_by_field_name("function") else {

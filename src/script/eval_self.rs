@@ -100,7 +100,7 @@ impl<'t> Eval<'t> {
         self.assignment_in(class, &self.text(attr).replace(' ', ""))
     }
 
-    fn assignment_in(&self, class: Node<'t>, key: &str) -> Option<Node<'t>> {
+    pub(super) fn assignment_in(&self, class: Node<'t>, key: &str) -> Option<Node<'t>> {
         std::iter::once(class)
             .chain(self.bases(class))
             .find_map(|c| {

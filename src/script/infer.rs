@@ -213,6 +213,31 @@ fn eval_loaders(
         }
     }
     let at = places.join(", ");
+    // No loader of its own: the training loader's batches, evaluated.
+    if evals.is_empty()
+        && let Some(loop_at) = &train.reused_without_grad
+    {
+        let at = format!("{loop_at}, {}", train.places);
+        l.spec.loader.eval_loaders = EvalLoaders::Resident;
+        l.read("loader.eval_loaders", "resident".into(), at.clone());
+        l.warnings.push(format!(
+            "the script evaluates over its training loader ({at}); headroom plans two resident evaluation loaders of its batch, the safe side"
+        ));
+        if let Some(b) = train.args.get("batch_size")
+            && let Some(n) = b.value.as_int().and_then(|n| u64::try_from(n).ok())
+        {
+            l.spec.loader.eval_batch_size = Some(n);
+            let mut from: Vec<String> = Vec::new();
+            for p in b.origin().split(", ").chain(train.places.split(", ")) {
+                if !from.iter().any(|q| q == p) {
+                    from.push(p.to_string());
+                }
+            }
+            let from = from.join(", ");
+            l.read("loader.eval_batch_size", n.into(), from);
+        }
+        return;
+    }
     let Some(first) = evals.first() else {
         l.spec.loader.eval_loaders = EvalLoaders::None;
         // Named where it shows: the whole-graph evaluation, else the
@@ -247,7 +272,11 @@ fn eval_loaders(
         .iter()
         .find(|c| c.layerwise && Some(file(c)) == train_file)
         .or_else(|| evals.iter().find(|c| c.layerwise));
-    let first = layerwise.unwrap_or(first);
+    // Of the others, the first whose batches run (one built and never
+    // used after says nothing of the evaluation's batch).
+    let first = layerwise
+        .or_else(|| evals.iter().find(|c| c.used))
+        .unwrap_or(first);
     let placement = if layerwise.is_some() {
         EvalLoaders::Layerwise
     } else if evals.iter().any(|c| c.placement == EvalLoaders::Resident) {

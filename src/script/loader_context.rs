@@ -32,7 +32,8 @@ pub struct Context<'t> {
     pub variable: Option<String>,
     /// The call site (`x.py:80`) of this context, if it is a call.
     pub site: Option<String>,
-    _t: std::marker::PhantomData<Node<'t>>,
+    /// That call.
+    pub site_node: Option<Node<'t>>,
 }
 
 /// Every context `call` (a loader constructor) runs in.
@@ -45,7 +46,7 @@ pub fn contexts<'t>(ev: &Eval<'t>, call: Node<'t>) -> Vec<Context<'t>> {
         placement,
         variable,
         site: None,
-        _t: std::marker::PhantomData,
+        site_node: None,
     };
     if let Some((var, values)) = literal_loop(ev, call, func) {
         let placement = if in_eval_function(ev, call) {
@@ -72,6 +73,10 @@ pub fn contexts<'t>(ev: &Eval<'t>, call: Node<'t>) -> Vec<Context<'t>> {
     let Some(f) = func else {
         return vec![ctx(vec![], String::new(), None, own, None)];
     };
+    // A helper nothing calls builds nothing for this job.
+    if super::run_scope::uncalled_helper(ev, f) {
+        return vec![];
+    }
     let hook = hook_split(ev, f);
     let sites = ev.call_sites(f);
     if sites.is_empty() {
@@ -81,7 +86,12 @@ pub fn contexts<'t>(ev: &Eval<'t>, call: Node<'t>) -> Vec<Context<'t>> {
     // builds no loader; called only there, the function builds none.
     let sites: Vec<_> = sites
         .into_iter()
-        .filter(|(site, _)| super::reachable(ev, *site))
+        .filter(|(site, _)| {
+            super::reachable(ev, *site)
+                && !ev
+                    .enclosing_function(*site)
+                    .is_some_and(|g| super::run_scope::uncalled_helper(ev, g))
+        })
         .collect();
     sites
         .into_iter()
@@ -108,6 +118,7 @@ pub fn contexts<'t>(ev: &Eval<'t>, call: Node<'t>) -> Vec<Context<'t>> {
                 variable,
             );
             c.site = Some(ev.at(site));
+            c.site_node = Some(site);
             c
         })
         .collect()
@@ -240,20 +251,37 @@ pub fn in_eval_function<'t>(ev: &Eval<'t>, node: Node<'t>) -> bool {
 
 /// Resident when `node` runs once before training; on demand inside an
 /// evaluation function or a loop of its function (once per epoch or per
-/// evaluation).
+/// evaluation), or in a function called in such a loop (`score(mask)`
+/// called each epoch), unless the loop repeats whole trainings
+/// (run_scope.rs).
 fn placement<'t>(ev: &Eval<'t>, node: Node<'t>, func: Option<Node<'t>>) -> EvalLoaders {
-    if in_eval_function(ev, node) {
+    let called_in_loop = || {
+        func.is_some_and(|f| {
+            ev.call_sites(f)
+                .iter()
+                .any(|(s, _)| in_loop(ev, *s, ev.enclosing_function(*s)))
+        })
+    };
+    if in_eval_function(ev, node) || in_loop(ev, node, func) || called_in_loop() {
         return EvalLoaders::OnDemand;
     }
+    EvalLoaders::Resident
+}
+
+/// Whether `node` is in a loop of `func` (the function it is in) that
+/// does not repeat whole trainings.
+fn in_loop<'t>(ev: &Eval<'t>, node: Node<'t>, func: Option<Node<'t>>) -> bool {
     let mut cur = ev.parent(node);
     while let Some(n) = cur {
         if Some(n) == func {
             break;
         }
-        if matches!(n.kind(), "for_statement" | "while_statement") {
-            return EvalLoaders::OnDemand;
+        if matches!(n.kind(), "for_statement" | "while_statement")
+            && !super::run_scope::runs_loop(ev, n, node)
+        {
+            return true;
         }
         cur = ev.parent(n);
     }
-    EvalLoaders::Resident
+    false
 }

@@ -73,6 +73,11 @@ pub struct LoaderCall {
     pub args: BTreeMap<String, Found>,
     /// Arguments given but not computable (a call, an unknown name).
     pub unknown: Vec<String>,
+    /// A training loader iterated again with autograd off (eval_reuse.rs):
+    /// where.
+    pub reused_without_grad: Option<String>,
+    /// Whether the loader is used after it is built (eval_reuse.rs).
+    pub used: bool,
 }
 
 /// The loaders of the script, in source order, one per context.
@@ -285,7 +290,14 @@ fn loader<'t>(ev: &Eval<'t>, call: Node<'t>, kind: LoaderKind, ctx: &Context<'t>
     if let Some(s) = ctx.split {
         split = s;
     }
-    if split == Split::Train && super::grad_context::without_grad(ev, call) {
+    // Built where autograd is off, or by a helper called there
+    // (`create_loader(data, indices)` inside an `@torch.no_grad()` evaluate).
+    if split == Split::Train
+        && (super::grad_context::without_grad(ev, call)
+            || ctx
+                .site_node
+                .is_some_and(|s| super::grad_context::without_grad(ev, s)))
+    {
         split = Split::TrainEval;
     }
     let fanout = args
@@ -302,7 +314,21 @@ fn loader<'t>(ev: &Eval<'t>, call: Node<'t>, kind: LoaderKind, ctx: &Context<'t>
             .filter(|p| p.kind() == "assignment")
             .and_then(|p| p.child_by_field_name("left"))
             .is_some_and(|v| iterated_per_batch(ev, call, ev.text(v)));
+    let reused_without_grad = variable
+        .as_deref()
+        .filter(|_| split == Split::Train)
+        .and_then(|v| {
+            // Where the variable is bound: the caller's call when it names it.
+            let built = ctx.site_node.filter(|_| ctx.variable.is_some());
+            super::eval_reuse::reused_without_grad(ev, built.unwrap_or(call), v)
+        });
+    let used = variable.as_deref().is_none_or(|v| {
+        let built = ctx.site_node.filter(|_| ctx.variable.is_some());
+        super::eval_reuse::used_after(ev, built.unwrap_or(call), v)
+    });
     LoaderCall {
+        reused_without_grad,
+        used,
         at: format!("{}{}", ev.at(call), ctx.describe),
         places: match &ctx.site {
             Some(s) => format!("{}, {s}", ev.at(call)),
@@ -319,7 +345,9 @@ fn loader<'t>(ev: &Eval<'t>, call: Node<'t>, kind: LoaderKind, ctx: &Context<'t>
 }
 
 /// The text `node` stands for: a parameter or loop variable bound in this
-/// context stands for the expression bound to it.
+/// context stands for the expression bound to it; a name assigned a
+/// conditional before it in the function for the branch this context takes
+/// (`input_nodes = data.train_mask if use_train_mask else data.test_mask`).
 fn bound_text<'t>(ev: &Eval<'t>, node: Node<'t>, locals: &Locals) -> String {
     let text = ev.text(node);
     if node.kind() == "identifier"
@@ -331,8 +359,30 @@ fn bound_text<'t>(ev: &Eval<'t>, node: Node<'t>, locals: &Locals) -> String {
             _ => text.to_string(),
         };
     }
+    if node.kind() == "identifier"
+        && let Some(a) = ev.index_of(node).local_assignment(text, node)
+        && a.position == 0
+        && let Some(b) = chosen_branch(ev, a.value, locals)
+    {
+        return bound_text(ev, b, locals);
+    }
     // `('paper', mask)`: the node type and its mask.
     text.to_string()
+}
+
+/// The branch of a conditional expression (`a if cond else b`) whose
+/// condition is known in this context.
+fn chosen_branch<'t>(ev: &Eval<'t>, n: Node<'t>, locals: &Locals) -> Option<Node<'t>> {
+    if n.kind() != "conditional_expression" {
+        return None;
+    }
+    let parts = super::py::children(n);
+    let cond = ev.eval_with(*parts.get(1)?, locals)?;
+    if cond.value.truthy() {
+        parts.first().copied()
+    } else {
+        parts.get(2).copied()
+    }
 }
 
 fn ev_local<'l, 't>(

@@ -12,6 +12,7 @@
 //! [`gres`].
 
 pub mod argparse;
+mod class_alias;
 mod containers;
 mod dataclass_cli;
 pub mod datafile;
@@ -27,6 +28,7 @@ mod eval_memo;
 mod eval_names;
 mod eval_params;
 mod eval_return;
+mod eval_reuse;
 mod eval_self;
 mod feature_copy;
 mod fill;
@@ -34,6 +36,7 @@ mod grad_context;
 pub mod graph;
 mod graph_database;
 pub mod gres;
+mod hand_conv;
 mod hydra;
 pub mod index;
 pub mod infer;
@@ -42,6 +45,8 @@ pub mod launch;
 mod launchers;
 mod loader_context;
 pub mod loaders;
+mod main_guard;
+mod match_case;
 pub mod model;
 mod model_factory;
 mod model_hits;
@@ -51,6 +56,8 @@ pub mod project;
 pub mod py;
 mod reading;
 mod report;
+mod run_order;
+mod run_scope;
 pub mod shell;
 mod subst;
 mod synthetic_graph;
@@ -110,6 +117,12 @@ pub fn dead_branch<'t>(
     node: Node<'t>,
     locals: &eval::Locals,
 ) -> Option<Node<'t>> {
+    if let Some(block) = main_guard::dead_main_block(ev, node) {
+        return Some(block);
+    }
+    if let Some(arm) = match_case::dead_case(ev, node, locals) {
+        return Some(arm);
+    }
     let mut child = node;
     let mut cur = ev.parent(node);
     while let Some(n) = cur {

@@ -58,6 +58,40 @@ pub fn conv_of(name: &str) -> Option<Conv> {
     })
 }
 
+/// Whether `call` builds one of PyG's message-passing layers that no conv
+/// kind of the spec describes (`HGTConv`, `HANConv`, `PNAConv`, the
+/// `APPNP` propagation): a `...Conv` class (HeteroConv, which only wraps
+/// convs, aside) or `APPNP`, imported from `torch_geometric` (or with no
+/// import: a star import) and not a class of the project. The model is
+/// then planned as an assumption naming that layer's line, never silently
+/// as another conv.
+pub fn other_pyg_layer<'t>(ev: &Eval<'t>, call: Node<'t>) -> bool {
+    let name = callee_name(ev.src(call), call);
+    let layer_name = name.ends_with("Conv") && name != "HeteroConv" || name == "APPNP";
+    if !layer_name || conv_of(name).is_some() || ev.class_of_call(call).is_some() {
+        return false;
+    }
+    let Some(f) = call.child_by_field_name("function") else {
+        return false;
+    };
+    let pyg = |p: &str| p.starts_with("torch_geometric");
+    match f.kind() {
+        "identifier" => match ev.imported(f) {
+            Some(super::project::Imported::Library(p)) => pyg(&p),
+            Some(_) => false,
+            None => ev.class_named(ev.project.module_of(call), name).is_none(),
+        },
+        "attribute" => {
+            let object = f.child_by_field_name("object");
+            pyg(ev.text(f))
+                || object.is_some_and(|o| {
+                    matches!(ev.imported(o), Some(super::project::Imported::Library(p)) if pyg(&p))
+                })
+        }
+        _ => false,
+    }
+}
+
 /// PyG's ready-made models (`torch_geometric.nn.models`).
 pub fn basic_gnn(name: &str) -> Option<Conv> {
     Some(match name {
@@ -82,12 +116,15 @@ pub fn find<'t>(ev: &Eval<'t>) -> ModelFind {
                 .or_else(|| ev.class_of_call(o.call))
                 .is_some_and(|c| super::model_shape::builds_layers(ev, c))
     };
+    // Of several, the one that runs first (a retraining baseline's comes
+    // after the training it is compared with, whatever the source order).
     let mut chosen = optimizers
         .iter()
-        .find_map(|(opt, call)| {
+        .filter_map(|(opt, call)| {
             let o = super::model_origin::trained(ev, *call)?;
             trains_gnn(&o).then_some((*opt, *call, Some(o)))
         })
+        .min_by_key(|(_, call, _)| super::run_order::key(ev, *call))
         .or_else(|| {
             optimizers
                 .first()

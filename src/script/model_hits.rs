@@ -97,9 +97,14 @@ pub(super) fn hits_in<'t>(
                 out.push(h);
             }
             (_, Some(conv)) => out.push(hit(Some(conv))),
-            // The project's own message passing (`class RGSNConv(MessagePassing)`):
-            // a layer no conv kind of the spec describes, said so.
-            (Some(sub), None) if message_passing(ev, sub) => {
+            // The project's own message passing (`class RGSNConv(MessagePassing)`,
+            // or a layer that aggregates by hand: hand_conv.rs): a layer no
+            // conv kind of the spec describes, said so.
+            (Some(sub), None)
+                if message_passing(ev, sub)
+                    || super::hand_conv::aggregates(ev, sub)
+                        && !super::model_shape::builds_layers(ev, sub) =>
+            {
                 opaque_block.get_or_insert(call);
                 let mut h = hit(None);
                 h.own_message_passing = true;
@@ -107,7 +112,10 @@ pub(super) fn hits_in<'t>(
                 out.push(h);
             }
             (Some(sub), None) if depth < MAX_NESTING => {
-                if transformer_like(name) && !layer_summary(ev, sub) {
+                if transformer_like(name)
+                    && !layer_summary(ev, sub)
+                    && !super::hand_conv::per_node_attention(ev, sub)
+                {
                     opaque_block.get_or_insert(call);
                 }
                 let sub_init = ev.method(sub, "__init__");
@@ -130,8 +138,11 @@ pub(super) fn hits_in<'t>(
                     if h.of_dataset.is_none() {
                         h.of_dataset = of_dataset.clone();
                     }
-                    // The outer loop's bounds count these layers too.
+                    // The outer loop's bounds count these layers too, and
+                    // so does the line that builds the block each is in
+                    // (`self.layer1 = RGTLayer(...)`, `self.layer2 = ...`).
                     h.from.extend(from.iter().cloned());
+                    h.from.push(ev.at(call));
                 }
             }
             (None, None) if matches!(name, "Linear" | "Lin") => out.push(hit(None)),
@@ -144,6 +155,21 @@ pub(super) fn hits_in<'t>(
                 h.count = n.as_ref().and_then(|f| f.value.as_int());
                 h.from = n.map(|f| f.from).unwrap_or_default();
                 out.push(h);
+            }
+            // One of PyG's layers no conv kind describes (HGTConv): the
+            // model's message passing, named in place of a project block
+            // around it (`HGTTransformerLayer`) that was met first.
+            (None, None) if super::model::other_pyg_layer(ev, call) => {
+                if opaque_block.is_none_or(|b| !super::model::other_pyg_layer(ev, b)) {
+                    *opaque_block = Some(call);
+                }
+                // A conv with weights is a layer of the model; a
+                // propagation (APPNP) leaves the depth to the Linears.
+                if name.ends_with("Conv") {
+                    let mut h = hit(None);
+                    h.own_message_passing = true;
+                    out.push(h);
+                }
             }
             (None, None) if transformer_like(name) => {
                 opaque_block.get_or_insert(call);

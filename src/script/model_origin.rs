@@ -97,6 +97,7 @@ fn resolve<'t>(
             {
                 return resolve(ev, o, locals, hetero, next);
             }
+            // `copy.deepcopy(model)`: a second model of the same layers.
             if matches!(
                 name,
                 "DistributedDataParallel"
@@ -104,6 +105,7 @@ fn resolve<'t>(
                     | "DataParallel"
                     | "compile"
                     | "convert_sync_batchnorm"
+                    | "deepcopy"
             ) || name == "to_hetero"
                 || name == "to_hetero_with_bases"
             {
@@ -180,10 +182,30 @@ fn resolve<'t>(
                 let value = super::model_shape::self_value(ev, node)?;
                 return resolve(ev, value, locals, hetero, next);
             }
-            None
+            member(ev, object, attr, hetero, next)
         }
         _ => None,
     }
+}
+
+/// `wrapper.model` where `wrapper` is an instance of a project class that
+/// is no model itself (`self.target_model = NodeClassifier(...)`, whose
+/// `__init__` sets `self.model = self.determine_model(...)`): what the
+/// class sets the attribute to, with that instantiation's arguments bound.
+fn member<'t>(
+    ev: &Eval<'t>,
+    object: Node<'t>,
+    attr: &str,
+    hetero: &mut Option<Node<'t>>,
+    steps: usize,
+) -> Option<Resolved<'t>> {
+    let (call, class, _) = resolve(ev, object, Vec::new(), hetero, steps + 1)?;
+    let class = class.or_else(|| ev.class_of_call(call))?;
+    let value = ev.assignment_in(class, &format!("self.{attr}"))?;
+    let locals = ev
+        .method(class, "__init__")
+        .map_or_else(Vec::new, |init| ev.bind(init, call, 0, &Vec::new(), 0));
+    resolve(ev, value, locals, hetero, steps + 1)
 }
 
 /// The value assigned to `name` in force at `at` whose branch runs (a

@@ -91,8 +91,14 @@ pub fn describe<'t>(ev: &Eval<'t>, o: &Origin<'t>, out: &mut ModelFind) {
         && hits
             .iter()
             .any(|h| h.own_message_passing && Some(h.call) == opaque_block);
-    if opaque_block.is_some() && !side_layer {
-        out.unsized_at = out.at.clone();
+    // Named with the layer itself: a model class can build it classes deep.
+    if let Some(block) = opaque_block.filter(|_| !side_layer) {
+        out.unsized_at = Some(format!(
+            "{} ({} at {})",
+            out.at.clone().unwrap_or_default(),
+            callee_name(ev.src(block), block),
+            ev.at(block)
+        ));
     }
     let layers_of = |hs: &[&Hit]| -> Option<i64> { hs.iter().map(|h| h.count).sum() };
     let own: Vec<&Hit> = hits.iter().filter(|h| h.own_message_passing).collect();
@@ -116,10 +122,30 @@ pub fn describe<'t>(ev: &Eval<'t>, o: &Origin<'t>, out: &mut ModelFind) {
                 from: dedup(places),
             });
         }
+        // A Linear head the model's own class builds after its last conv
+        // makes the convs' width the hidden one, whatever it is called
+        // (`TransformerConv(..., out_channels=out_channel)`, then `out1`).
+        let last_conv = hits
+            .iter()
+            .rposition(|h| chosen.iter().any(|c| c.call == h.call));
+        let head_after = last_conv.is_some_and(|i| {
+            hits[i + 1..].iter().any(|h| {
+                h.conv.is_none()
+                    && !h.own_message_passing
+                    && h.call.start_byte() >= class.start_byte()
+                    && h.call.end_byte() <= class.end_byte()
+                    && std::ptr::eq(ev.src(h.call), ev.src(class))
+            })
+        });
         out.hidden = chosen
             .iter()
-            .find_map(|h| width(ev, h))
-            .or_else(|| fed_width(ev, &chosen));
+            .find_map(|h| width(ev, h, false))
+            .or_else(|| fed_width(ev, &chosen))
+            .or_else(|| {
+                head_after
+                    .then(|| chosen.iter().find_map(|h| width(ev, h, true)))
+                    .flatten()
+            });
         if matches!(
             conv,
             Conv::Gat | Conv::Gatv2 | Conv::Transformer | Conv::Rgat
@@ -193,8 +219,9 @@ fn dedup(v: Vec<String>) -> Vec<String> {
 }
 
 /// A layer's output width: `out_channels=` or its second argument; for
-/// attention kinds the width per head.
-fn width<'t>(ev: &Eval<'t>, h: &Hit<'t>) -> Option<Found> {
+/// attention kinds the width per head. A width named like the output
+/// (`out_channels`, classes) is not the hidden one unless `named_out`.
+fn width<'t>(ev: &Eval<'t>, h: &Hit<'t>, named_out: bool) -> Option<Found> {
     let a = call_args(ev.src(h.call), h.call);
     let node = a
         .keywords
@@ -212,7 +239,7 @@ fn width<'t>(ev: &Eval<'t>, h: &Hit<'t>) -> Option<Found> {
         .rfind(|b| b.name == own && !b.text.is_empty())
         .map_or(own, |b| b.text.as_str())
         .to_ascii_lowercase();
-    if text.contains("out") || text.contains("class") || text.contains("label") {
+    if !named_out && (text.contains("out") || text.contains("class") || text.contains("label")) {
         return None; // the output layer's width is the classes, not the hidden width
     }
     ev.eval_with(node, &h.locals).filter(positive)
@@ -315,7 +342,7 @@ fn sequential<'t>(ev: &Eval<'t>, call: Node<'t>, locals: &Locals, out: &mut Mode
         locals: locals.clone(),
         own_message_passing: false,
     };
-    out.hidden = width(ev, &hit);
+    out.hidden = width(ev, &hit, false);
 }
 
 /// `to_hetero(model, metadata)`: the relations metadata lists, or the dataset's.
@@ -346,6 +373,7 @@ pub fn builds_layers<'t>(ev: &Eval<'t>, class: Node<'t>) -> bool {
             c.start_byte() >= class.start_byte()
                 && c.end_byte() <= class.end_byte()
                 && (conv_of(callee_name(ev.src(*c), *c)).is_some()
+                    || super::model::other_pyg_layer(ev, *c)
                     || depth < 3
                         && ev
                             .class_of_call(*c)

@@ -775,3 +775,216 @@ fn a_checkpoint_for_load_state_dict_is_not_named_as_the_dataset() {
     assert!(!err.contains("train.py:11"), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
 }
+
+/// The dataset class bound to a name in the project's own loading function
+/// (`cls = EllipticBitcoinDataset` in an `else:`, then `cls(root=root)`),
+/// reached two calls deep from the script; the module's `__main__` smoke
+/// test, which passes `vendored=True`, never runs when the module is
+/// imported. The reader of e8e5510 found no dataset (dl-graph's
+/// load_elliptic, sealed-2611290.yaml).
+#[test]
+fn a_dataset_class_bound_to_a_name_in_a_loading_function() {
+    let r = plan("class_alias/train.py", &[], &[]);
+    assert_eq!(r["job"]["dataset"], "elliptic");
+    let at = from(&r, "dataset");
+    assert!(at.contains("loading.py:18"), "{at}");
+    assert!(at.contains("loading.py:12"), "{at}");
+}
+
+/// A loader helper called inside an `@torch.no_grad()` method that runs
+/// each epoch, with index tensors whose names say no split: an evaluation
+/// loader built on demand. The reader of e8e5510 took it for a second
+/// training loader and read no evaluation (twibot22-hgt's `_evaluate`,
+/// sealed-2611290.yaml).
+#[test]
+fn a_loader_helper_called_without_grad_each_epoch_is_an_on_demand_evaluation() {
+    let r = plan("eval_helper/train.py", &[], &[]);
+    assert_eq!(r["job"]["loader"]["batch_size"], 512);
+    assert_eq!(r["job"]["loader"]["eval_loaders"], "on_demand");
+    assert_eq!(from(&r, "loader.eval_loaders"), "train.py:13, train.py:35");
+    assert_eq!(r["job"]["loader"]["eval_batch_size"], 1024);
+}
+
+/// Loaders built in a loop over runs whose pass trains to the end
+/// (`trainer.fit(model, loader_for(...), loader_for(...))`) live through
+/// that run: resident, not on demand (twibot22-bgsrd's run loop).
+#[test]
+fn loaders_built_in_a_loop_over_runs_are_resident() {
+    let r = plan("runs_loop/train.py", &[], &[]);
+    assert_eq!(r["job"]["loader"]["eval_loaders"], "resident");
+    assert_eq!(from(&r, "loader.eval_loaders"), "train.py:37, train.py:47");
+    assert_eq!(r["job"]["loader"]["eval_batch_size"], 256);
+}
+
+/// The split a helper's loader iterates, chosen by a flag through a
+/// conditional (`input_nodes = data.train_mask if use_train_mask else
+/// data.test_mask`), and a helper of the same module nothing calls but the
+/// module's own `__main__` test: the reader of e8e5510 read the test
+/// loader as the training one (batch 2048) and the uncalled helper's
+/// full-neighbourhood loader as layer-wise inference (dl-graph's
+/// create_loader and make_loader).
+#[test]
+fn a_helpers_split_by_a_conditional_and_an_uncalled_helper() {
+    let r = plan("loader_helpers/train.py", &[], &[]);
+    assert_eq!(r["job"]["loader"]["batch_size"], 512);
+    assert_eq!(from(&r, "loader.batch_size"), "train.py:23");
+    assert_eq!(r["job"]["loader"]["eval_loaders"], "on_demand");
+    assert_eq!(from(&r, "loader.eval_loaders"), "loaders.py:9, train.py:12");
+    assert_eq!(r["job"]["loader"]["eval_batch_size"], 2048);
+}
+
+/// No evaluation loader, the training loader iterated again under
+/// `torch.no_grad()`: the evaluation runs over the training loader, kept
+/// for the whole run (the reader of e8e5510 read no evaluation:
+/// eadd-commerce's train_large.py).
+#[test]
+fn the_training_loader_iterated_without_grad_is_the_evaluations() {
+    let r = plan("train_loader_reuse/train.py", &[], &[]);
+    assert_eq!(r["job"]["loader"]["eval_loaders"], "resident");
+    let at = from(&r, "loader.eval_loaders");
+    assert!(
+        at.starts_with("train.py:24") && at.contains("train.py:12"),
+        "{at}"
+    );
+    assert_eq!(r["job"]["loader"]["eval_batch_size"], 1024);
+    assert_eq!(
+        from(&r, "loader.eval_batch_size"),
+        "train.py:31, train.py:12"
+    );
+}
+
+/// The arguments as a dict (`vars(parser.parse_args())` returned by a
+/// helper, read as `args['hops']`), the network held by a wrapper object
+/// that chooses it by name (`self.clf.net`, set from `self.choose(...)`
+/// in the wrapper's `__init__`), a `copy.deepcopy` of it retrained as a
+/// baseline by a method written before the training one: the reader of
+/// e8e5510 computed neither the fanout nor the epochs, took the
+/// baseline's SGD, and assumed `sage` (ETR's exp_etr.py, sealed-2611290.yaml).
+#[test]
+fn a_network_held_by_a_wrapper_and_arguments_read_as_a_dict() {
+    let r = plan("wrapped_model/main.py", &[], &[]);
+    assert_eq!(r["job"]["loader"]["fanout"], serde_json::json!([8, 8]));
+    assert_eq!(from(&r, "loader.fanout"), "experiment.py:17, params.py:10");
+    assert_eq!(r["job"]["epochs"], 60);
+    assert_eq!(r["job"]["model"]["conv"], "gcn");
+    assert_eq!(from(&r, "model.conv"), "classifier.py:10");
+    assert_eq!(r["job"]["model"]["hidden"], 128);
+    assert_eq!(from(&r, "model.hidden"), "params.py:12");
+    assert_eq!(r["job"]["model"]["optimizer"], "adam");
+    assert_eq!(from(&r, "model.optimizer"), "experiment.py:30");
+}
+
+/// The `why` of the assumption about `field`.
+fn assumed_why(r: &Value, field: &str) -> String {
+    r["assumed"]
+        .as_array()
+        .and_then(|a| a.iter().find(|e| e["field"] == field))
+        .and_then(|e| e["why"].as_str())
+        .unwrap_or_else(|| panic!("{field} not assumed: {}", r["assumed"]))
+        .to_string()
+}
+
+/// PyG layers no conv kind describes (HGTConv inside the project's own
+/// pre-norm block, the APPNP propagation): the conv is an assumption that
+/// names the layer's line. The reader of e8e5510 read both models as MLPs
+/// of their Linear layers (the HGT one 1024 wide, its feed-forward's
+/// width: twibot22-hgt's graph.py, sealed-2611290.yaml).
+#[test]
+fn pyg_layers_of_no_conv_kind_are_assumed_at_their_line() {
+    let r = plan("other_pyg_layer/hgt.py", &[], &[]);
+    let why = assumed_why(&r, "model.conv");
+    assert!(why.contains("HGTConv at model.py:14"), "{why}");
+    assert_eq!(r["job"]["model"]["hidden"], 256);
+    assert_eq!(r["job"]["model"]["layers"], 3);
+    let r = plan("other_pyg_layer/appnp.py", &[], &[]);
+    let why = assumed_why(&r, "model.conv");
+    assert!(why.contains("APPNP at model.py:41"), "{why}");
+    assert_eq!(r["job"]["model"]["layers"], 2);
+}
+
+/// Graph layers written by hand as `nn.Linear`s that aggregate in
+/// `forward` (a product by the adjacency given, a `scatter_add_` over the
+/// edges) are message passing, not an MLP: assumed, at the layer's line
+/// (eadd-commerce's TypeSpecificGCNLayer and TypeSpecificGATLayer).
+#[test]
+fn layers_that_aggregate_by_hand_are_assumed_not_an_mlp() {
+    let r = plan("hand_conv/train.py", &[], &[]);
+    let why = assumed_why(&r, "model.conv");
+    assert!(why.contains("DenseGCNLayer at layers.py:37"), "{why}");
+    assert_eq!(r["job"]["model"]["layers"], 2);
+    assert_eq!(from(&r, "model.layers"), "layers.py:37, layers.py:38");
+    assert_eq!(r["job"]["model"]["hidden"], 96);
+    let r = plan("hand_conv/scatter.py", &[], &[]);
+    let why = assumed_why(&r, "model.conv");
+    assert!(why.contains("EdgeSoftmaxLayer at layers.py:48"), "{why}");
+}
+
+/// The loader's settings read through the trainer object's config
+/// (`self.cfg.batch_size`, `self.cfg = config`, `Trainer(cfg, ...)`,
+/// `cfg = TrainConfig(batch_size=args.batch_size, ...)`), and the AdamW
+/// built under `if groups:` where `groups = []` is filled by `append`s:
+/// the reader of e8e5510 computed none of the three loader settings and
+/// found no optimizer (twibot22-hgt's trainer.py and optim.py).
+#[test]
+fn settings_through_a_trainers_config_and_an_optimizer_over_filled_groups() {
+    let r = plan("trainer_config/train.py", &[], &[]);
+    assert_eq!(r["job"]["loader"]["batch_size"], 512);
+    assert_eq!(from(&r, "loader.batch_size"), "train.py:9");
+    assert_eq!(r["job"]["loader"]["fanout"], serde_json::json!([20, 10]));
+    assert_eq!(r["job"]["loader"]["num_workers"], 4);
+    assert_eq!(r["job"]["epochs"], 25);
+    assert_eq!(r["job"]["model"]["optimizer"], "adamw");
+    assert_eq!(from(&r, "model.optimizer"), "trainer.py:35");
+}
+
+/// The parsed arguments kept as `self.args = (args)` and read as
+/// `self.args.batch_size`, and `args.hidden = args.layers` only under `if
+/// args.layers == 1:` (2 layers here): the reader of e8e5510 computed no
+/// batch and took the hidden width as 2 (twibot22-bgsrd's run.py).
+#[test]
+fn arguments_kept_on_an_object_and_a_reassignment_that_does_not_run() {
+    let r = plan("args_object/train.py", &[], &[]);
+    assert_eq!(r["job"]["loader"]["batch_size"], 384);
+    assert_eq!(from(&r, "loader.batch_size"), "train.py:27");
+    assert_eq!(r["job"]["model"]["hidden"], 48);
+    assert_eq!(from(&r, "model.hidden"), "train.py:29");
+}
+
+/// A relational transformer layer (a TransformerConv per relation, a gate,
+/// an attention over the relations' outputs that only scores each node's
+/// own rows), two of them and a Linear head: transformer, its width the
+/// convs' `out_channels=out_channel` (a head follows), each layer's line
+/// named; an evaluation loader built and never used says nothing of the
+/// evaluation batch. The reader of e8e5510 assumed sage (the attention
+/// read as attention between nodes) and took the unused loader's batch
+/// (twibot22-rgt's RGTLayer, sealed-2611290.yaml).
+#[test]
+fn a_relational_transformer_layer_with_per_node_attention_and_an_unused_loader() {
+    let r = plan("relation_layer/train.py", &[], &[]);
+    assert_eq!(r["job"]["model"]["conv"], "transformer");
+    assert_eq!(from(&r, "model.conv"), "layer.py:26");
+    assert_eq!(r["job"]["model"]["hidden"], 96);
+    assert_eq!(from(&r, "model.hidden"), "train.py:12");
+    assert_eq!(r["job"]["model"]["heads"], 3);
+    assert_eq!(r["job"]["model"]["layers"], 2);
+    let layers = from(&r, "model.layers");
+    assert!(
+        layers.contains("train.py:23") && layers.contains("train.py:24"),
+        "{layers}"
+    );
+    assert_eq!(r["job"]["loader"]["eval_batch_size"], 100);
+    assert_eq!(from(&r, "loader.eval_batch_size"), "train.py:15");
+}
+
+/// A backbone class chosen by a `match` on the config's name and bound to
+/// a name before it is built: only the arm the name takes runs. The reader
+/// of e8e5510 took the last arm's GAT (dl-graph's mainGCN.py chose sage
+/// for its GCNSkipBackbone the same way, sealed-2611290.yaml).
+#[test]
+fn a_backbone_chosen_by_a_match_statement() {
+    let r = plan("match_backbone/train.py", &[], &[]);
+    assert_eq!(r["job"]["model"]["conv"], "gcn");
+    assert_eq!(from(&r, "model.conv"), "backbones.py:10");
+    assert_eq!(r["job"]["model"]["layers"], 3);
+    assert_eq!(r["job"]["model"]["hidden"], 64);
+}
