@@ -988,3 +988,23 @@ fn a_backbone_chosen_by_a_match_statement() {
     assert_eq!(r["job"]["model"]["layers"], 3);
     assert_eq!(r["job"]["model"]["hidden"], 64);
 }
+
+/// The layer class bound through a conditional on an argument
+/// (`base_conv = SAGEConv if args.gnn_type == "gnn" else SAGEConvPeer`)
+/// that the training script sets before building the model
+/// (`args.gnn_type = args.train_model_type`, read in the model's module,
+/// `args` a parameter there); a MessagePassing subclass whose forward
+/// never propagates is an MLP layer. The reader of e8e5510 found no
+/// layers and assumed sage for both runs (MLPInit's GraphSAGE and its
+/// PeerMLP, sealed-2611290.yaml, planned at the PeerMLP's line).
+#[test]
+fn a_layer_class_chosen_by_an_argument_the_script_sets_and_a_peer_mlp() {
+    let r = plan("peer_mlp/main.py", &[], &["--train_model_type", "gnn"]);
+    assert_eq!(r["job"]["model"]["conv"], "sage");
+    assert_eq!(from(&r, "model.conv"), "sage.py:13");
+    assert_eq!(r["job"]["model"]["layers"], 3);
+    assert_eq!(r["job"]["model"]["hidden"], 128);
+    let r = plan("peer_mlp/main.py", &[], &["--train_model_type", "mlp"]);
+    assert_eq!(r["job"]["model"]["conv"], "mlp");
+    assert_eq!(r["job"]["model"]["layers"], 3);
+}
