@@ -174,7 +174,13 @@ pub fn find(ev: &Eval) -> GraphFind {
     } else if let Some((_, f)) = level.pop() {
         out.dataset = Some(DatasetFind::Named(f));
     }
-    if let Some((f, found)) = ev.fors().find_map(|f| epochs(ev, f).map(|e| (f, e))) {
+    // The first epoch loop that runs (not one under `elif args.init_method
+    // == "mlp":` of a pre-training that this run skips).
+    if let Some((f, found)) = ev
+        .fors()
+        .filter(|f| super::reachable(ev, *f))
+        .find_map(|f| epochs(ev, f).map(|e| (f, e)))
+    {
         out.epoch_loop = Some(ev.at(f));
         out.epochs = Some(found);
         out.eval_every = super::eval_cadence::every(ev, f);

@@ -1008,3 +1008,26 @@ fn a_layer_class_chosen_by_an_argument_the_script_sets_and_a_peer_mlp() {
     assert_eq!(r["job"]["model"]["conv"], "mlp");
     assert_eq!(r["job"]["model"]["layers"], 3);
 }
+
+/// A parser under an imported module's `__main__` (train.py's, imported
+/// for a constant) is not this run's options: the reader of e8e5510 read
+/// its epochs (200) and batch (64) in place of train_large.py's
+/// (eadd-commerce's train_large.py, sealed-2611290.yaml).
+#[test]
+fn an_imported_modules_own_parser_is_not_the_runs() {
+    let r = plan("imported_parser/train_large.py", &[], &[]);
+    assert_eq!(r["job"]["epochs"], 20);
+    assert_eq!(from(&r, "epochs"), "train_large.py:19, train_large.py:28");
+    assert_eq!(r["job"]["loader"]["batch_size"], 1024);
+    assert_eq!(from(&r, "loader.batch_size"), "train_large.py:29");
+}
+
+/// An epoch loop under a branch the run does not take (`elif args.init
+/// == "mlp":` pre-training) is not the training's: the reader of e8e5510
+/// read its 49 epochs (MLPInit's demo/ogbn_sage.py).
+#[test]
+fn an_epoch_loop_under_a_branch_not_taken_is_passed_over() {
+    let r = plan("skipped_pretrain/train.py", &[], &[]);
+    assert_eq!(r["job"]["epochs"], 20);
+    assert_eq!(from(&r, "epochs"), "train.py:26");
+}
