@@ -174,6 +174,11 @@ pub fn find(ev: &Eval) -> GraphFind {
     } else if let Some((_, f)) = level.pop() {
         out.dataset = Some(DatasetFind::Named(f));
     }
+    // Edges reversed by hand (each direction stacked, `cat([e, e.flip(0)])`,
+    // each relation given its reverse type): undirected all the same.
+    if out.undirected.is_none() {
+        out.undirected = super::manual_reverse::find(ev);
+    }
     // The first epoch loop that runs (not one under `elif args.init_method
     // == "mlp":` of a pre-training that this run skips).
     if let Some((f, found)) = ev

@@ -46,6 +46,7 @@ mod launchers;
 mod loader_context;
 pub mod loaders;
 mod main_guard;
+mod manual_reverse;
 mod match_case;
 pub mod model;
 mod model_factory;

@@ -1031,3 +1031,22 @@ fn an_epoch_loop_under_a_branch_not_taken_is_passed_over() {
     assert_eq!(r["job"]["epochs"], 20);
     assert_eq!(from(&r, "epochs"), "train.py:26");
 }
+
+/// Edges made undirected by hand: each direction stacked as its own pair,
+/// an edge index concatenated with its `flip(0)`, each relation of a
+/// heterogeneous graph given its reverse type. The reader of e8e5510 saw
+/// no `to_undirected` and read the graphs as directed (eadd-commerce's
+/// train_large.py, twibot22-hgt's twibot_dataset.py).
+#[test]
+fn edges_reversed_by_hand_are_undirected() {
+    let sized = ["--nodes", "1000", "--edges", "10000", "--features", "16"];
+    for (job, at) in [
+        ("manual_reverse/stacked.py", "stacked.py:15"),
+        ("manual_reverse/cat_flip.py", "cat_flip.py:9"),
+        ("manual_reverse/hetero_rev.py", "hetero_rev.py:19"),
+    ] {
+        let r = plan(job, &sized, &[]);
+        assert_eq!(r["job"]["load"]["to_undirected"], true, "{job}");
+        assert_eq!(from(&r, "load.to_undirected"), at);
+    }
+}
