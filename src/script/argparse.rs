@@ -39,7 +39,7 @@ pub fn definitions<'t>(ev: &Eval<'t>) -> Vec<Argument> {
     // (train.py's own options, when train_large.py imports a constant from it).
     for call in ev
         .calls()
-        .filter(|c| super::main_guard::dead_main_block(ev, *c).is_none())
+        .filter(|c| super::run_order::dead_main_block(ev, *c).is_none())
     {
         match callee_name(ev.src(call), call) {
             "add_argument" => out.extend(argument(ev, call)),
