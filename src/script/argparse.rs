@@ -35,7 +35,12 @@ pub struct Argument {
 pub fn definitions<'t>(ev: &Eval<'t>) -> Vec<Argument> {
     let mut out: Vec<Argument> = Vec::new();
     let mut set_defaults: Vec<(String, Option<Found>)> = Vec::new();
-    for call in ev.calls() {
+    // A parser in an imported module's `__main__` block is not this run's
+    // (train.py's own options, when train_large.py imports a constant from it).
+    for call in ev
+        .calls()
+        .filter(|c| super::run_order::dead_main_block(ev, *c).is_none())
+    {
         match callee_name(ev.src(call), call) {
             "add_argument" => out.extend(argument(ev, call)),
             "set_defaults" => {

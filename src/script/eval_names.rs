@@ -39,11 +39,18 @@ impl<'t> Eval<'t> {
         {
             return self.eval_in(a.value, locals, d);
         }
-        // `args.x` (or `opt.x`, `self.args.x`): an argparse destination.
-        if self.is_args(object)
-            && let Some(v) = self.args.get(attr)
-        {
-            return Some(v.clone());
+        // `args.x` (or `opt.x`, `self.args.x`): an argparse destination, or
+        // what the training script sets it to before handing `args` on
+        // (`args.gnn_type = args.train_model_type`, read in a model module).
+        if self.is_args(object) {
+            if self.project.module_of(node) != 0
+                && let Some(v) = self.script_sets_arg(attr, d)
+            {
+                return Some(v);
+            }
+            if let Some(v) = self.args.get(attr) {
+                return Some(v.clone());
+            }
         }
         // `cfg.BATCH_SIZE` with `import config as cfg`: the module's name.
         if object.kind() == "identifier"
@@ -157,6 +164,35 @@ impl<'t> Eval<'t> {
     /// The `name.update(...)` calls and `name[key] = value` assignments
     /// that run after `a` binds `name` and before `at`, in the same
     /// function, in source order.
+    /// The value the training script (module 0) gives the parsed argument
+    /// `attr` by assignment (`args.attr = ...`), the last one that runs.
+    fn script_sets_arg(&self, attr: &str, d: usize) -> Option<Found> {
+        let suffix = format!(".{attr}");
+        let idx = &self.project.indexes[0];
+        let mut found = None;
+        for (key, all) in &idx.assigns {
+            let Some(obj) = key.strip_suffix(&suffix) else {
+                continue;
+            };
+            if !obj.chars().all(|c| c.is_alphanumeric() || c == '_') {
+                continue;
+            }
+            for a in all {
+                let object = self
+                    .parent(a.value)
+                    .and_then(|p| p.child_by_field_name("left"))
+                    .and_then(|l| l.child_by_field_name("object"));
+                if object.is_some_and(|o| self.is_args(o))
+                    && super::reachable(self, a.value)
+                    && found.is_none_or(|f: super::index::Assign<'t>| f.start < a.start)
+                {
+                    found = Some(*a);
+                }
+            }
+        }
+        self.eval_in(found?.value, &Vec::new(), d + 1)
+    }
+
     /// Whether the list bound to `name` by `a` is grown before `at` in its
     /// function (`groups.append(...)`, `.extend`, `.insert`, `groups +=
     /// ...`): its literal (`groups = []`) is then not its value there, and
@@ -402,7 +438,18 @@ impl<'t> Eval<'t> {
                 }),
             _ => false,
         };
-        match self.index_of(object).assignment_at(name, object) {
+        // A parameter not reassigned before `object` is the argument its
+        // function is given, not the module's name of the same spelling.
+        let idx = self.index_of(object);
+        let is_param = self
+            .enclosing_function(object)
+            .is_some_and(|f| self.param_position(name, f).is_some());
+        let assigned = match idx.local_assignment(name, object) {
+            Some(a) => Some(a),
+            None if is_param => None,
+            None => idx.assignment_at(name, object),
+        };
+        match assigned {
             Some(a) if a.value.kind() == "call" => {
                 parses(a.value)
                     || self.callee_def(a.value).is_some_and(|f| {

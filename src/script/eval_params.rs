@@ -52,7 +52,7 @@ impl<'t> Eval<'t> {
         for call in self.calls() {
             // A helper module's own `__main__` test calls never run.
             if self.enclosing_function(call) == Some(func)
-                || super::main_guard::dead_main_block(self, call).is_some()
+                || super::run_order::dead_main_block(self, call).is_some()
             {
                 continue;
             }

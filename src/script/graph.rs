@@ -174,7 +174,18 @@ pub fn find(ev: &Eval) -> GraphFind {
     } else if let Some((_, f)) = level.pop() {
         out.dataset = Some(DatasetFind::Named(f));
     }
-    if let Some((f, found)) = ev.fors().find_map(|f| epochs(ev, f).map(|e| (f, e))) {
+    // Edges reversed by hand (each direction stacked, `cat([e, e.flip(0)])`,
+    // each relation given its reverse type): undirected all the same.
+    if out.undirected.is_none() {
+        out.undirected = super::manual_reverse::find(ev);
+    }
+    // The first epoch loop that runs (not one under `elif args.init_method
+    // == "mlp":` of a pre-training that this run skips).
+    if let Some((f, found)) = ev
+        .fors()
+        .filter(|f| super::reachable(ev, *f))
+        .find_map(|f| epochs(ev, f).map(|e| (f, e)))
+    {
         out.epoch_loop = Some(ev.at(f));
         out.epochs = Some(found);
         out.eval_every = super::eval_cadence::every(ev, f);

@@ -7,6 +7,10 @@
 //! this a model of such layers read as an MLP; its cost is none of the
 //! spec's convs, so the model is planned as an assumption naming it.
 //!
+//! A `MessagePassing` subclass whose `forward` never propagates (MLPInit's
+//! `SAGEConvMLP`, the "PeerMLP" of a conv: its Linears on each node's own
+//! features) is no message passing either: its Linears are the layer.
+//!
 //! The other way round, a block named like attention whose `forward`
 //! multiplies no two tensors (HAN's semantic attention: a softmax over a
 //! Linear score of each relation's output, `(beta * z).sum(1)`) weighs
@@ -88,6 +92,21 @@ pub fn aggregates<'t>(ev: &Eval<'t>, class: Node<'t>) -> bool {
         let text = ev.text(*p);
         graph.iter().any(|g| mentions(text, g))
     })
+}
+
+/// Whether the project's `MessagePassing` subclass `class` passes
+/// messages: its `forward` calls `propagate` (or aggregates by hand); a
+/// class with no `forward` of its own is taken to.
+pub fn propagates<'t>(ev: &Eval<'t>, class: Node<'t>) -> bool {
+    let Some(forward) = ev.method(class, "forward") else {
+        return true;
+    };
+    calls_in(ev, forward).iter().any(|c| {
+        matches!(
+            callee_name(ev.src(*c), *c),
+            "propagate" | "message_and_aggregate" | "aggregate" | "edge_updater"
+        )
+    }) || aggregates(ev, class)
 }
 
 /// Whether the project's `class`, named like attention, attends within

@@ -45,7 +45,7 @@ pub mod launch;
 mod launchers;
 mod loader_context;
 pub mod loaders;
-mod main_guard;
+mod manual_reverse;
 mod match_case;
 pub mod model;
 mod model_factory;
@@ -117,7 +117,7 @@ pub fn dead_branch<'t>(
     node: Node<'t>,
     locals: &eval::Locals,
 ) -> Option<Node<'t>> {
-    if let Some(block) = main_guard::dead_main_block(ev, node) {
+    if let Some(block) = run_order::dead_main_block(ev, node) {
         return Some(block);
     }
     if let Some(arm) = match_case::dead_case(ev, node, locals) {

@@ -59,7 +59,10 @@ pub(super) fn hits_in<'t>(
         if !super::reachable_with(ev, call, locals) {
             continue;
         }
-        let passed = passed_class(ev, call, locals).or_else(|| imported_as(ev, call));
+        let bound = bound_class(ev, call, locals);
+        let passed = passed_class(ev, call, locals)
+            .or_else(|| imported_as(ev, call))
+            .or_else(|| bound.map(|b| last_name(ev.text(b))));
         let name = passed.as_deref().unwrap_or(callee_name(ev.src(call), call));
         let m = multiplicity(ev, call, init, locals);
         let (relations, rel_from, of_dataset) = (m.relations, m.rel_from, m.of_dataset);
@@ -87,7 +90,10 @@ pub(super) fn hits_in<'t>(
             }
             continue;
         }
-        let project = ev.class_of_call(call).filter(|s| *s != class);
+        let project = ev
+            .class_of_call(call)
+            .or_else(|| bound.and_then(|b| ev.class_named(ev.project.module_of(b), ev.text(b))))
+            .filter(|s| *s != class);
         match (project, conv_of(name)) {
             // A class of the project named like PyG's conv implements it
             // (OGB's RGCNConv); its own relation loops count its relations.
@@ -100,6 +106,13 @@ pub(super) fn hits_in<'t>(
             // The project's own message passing (`class RGSNConv(MessagePassing)`,
             // or a layer that aggregates by hand: hand_conv.rs): a layer no
             // conv kind of the spec describes, said so.
+            // A MessagePassing subclass that never propagates (a conv's
+            // "PeerMLP"): one MLP layer where it is built.
+            (Some(sub), None)
+                if message_passing(ev, sub) && !super::hand_conv::propagates(ev, sub) =>
+            {
+                out.push(hit(Some(Conv::Mlp)));
+            }
             (Some(sub), None)
                 if message_passing(ev, sub)
                     || super::hand_conv::aggregates(ev, sub)
@@ -189,6 +202,20 @@ fn passed_class<'t>(ev: &Eval<'t>, call: Node<'t>, locals: &Locals) -> Option<St
     let last = b.text.rsplit('.').next()?;
     let is_name = !last.is_empty() && last.chars().all(|c| c.is_alphanumeric() || c == '_');
     is_name.then(|| last.to_string())
+}
+
+/// `base_conv(dim, dim)` where `base_conv` is a name bound to a class
+/// before (class_alias.rs): the name it stands for.
+fn bound_class<'t>(ev: &Eval<'t>, call: Node<'t>, locals: &Locals) -> Option<Node<'t>> {
+    let f = call
+        .child_by_field_name("function")
+        .filter(|f| f.kind() == "identifier")?;
+    super::class_alias::resolve_with(ev, f, locals).map(|(class, _)| class)
+}
+
+/// `SAGEConv` of `torch_geometric.nn.SAGEConv`.
+fn last_name(text: &str) -> String {
+    text.rsplit('.').next().unwrap_or(text).to_string()
 }
 
 /// The relations a layer class of the project builds weights for: the

@@ -93,10 +93,17 @@ pub fn describe<'t>(ev: &Eval<'t>, o: &Origin<'t>, out: &mut ModelFind) {
             .any(|h| h.own_message_passing && Some(h.call) == opaque_block);
     // Named with the layer itself: a model class can build it classes deep.
     if let Some(block) = opaque_block.filter(|_| !side_layer) {
+        // `base_conv(...)` with `base_conv = SAGEConvMLP`: the class's name.
+        let bound = block
+            .child_by_field_name("function")
+            .filter(|f| f.kind() == "identifier")
+            .and_then(|f| super::class_alias::resolve(ev, f))
+            .map(|(c, _)| ev.text(c));
+        let name = bound.unwrap_or_else(|| callee_name(ev.src(block), block));
         out.unsized_at = Some(format!(
             "{} ({} at {})",
             out.at.clone().unwrap_or_default(),
-            callee_name(ev.src(block), block),
+            name.rsplit('.').next().unwrap_or(name),
             ev.at(block)
         ));
     }

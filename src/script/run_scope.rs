@@ -100,7 +100,7 @@ fn referenced<'t>(ev: &Eval<'t>, name: &str) -> bool {
                     v.kind() == "identifier" && ev.text(v) == name
                 })
     };
-    let live = |n: Node<'t>| super::main_guard::dead_main_block(ev, n).is_none();
+    let live = |n: Node<'t>| super::run_order::dead_main_block(ev, n).is_none();
     ev.project.indexes.iter().any(|idx| {
         idx.assigns
             .values()

@@ -988,3 +988,65 @@ fn a_backbone_chosen_by_a_match_statement() {
     assert_eq!(r["job"]["model"]["layers"], 3);
     assert_eq!(r["job"]["model"]["hidden"], 64);
 }
+
+/// The layer class bound through a conditional on an argument
+/// (`base_conv = SAGEConv if args.gnn_type == "gnn" else SAGEConvPeer`)
+/// that the training script sets before building the model
+/// (`args.gnn_type = args.train_model_type`, read in the model's module,
+/// `args` a parameter there); a MessagePassing subclass whose forward
+/// never propagates is an MLP layer. The reader of e8e5510 found no
+/// layers and assumed sage for both runs (MLPInit's GraphSAGE and its
+/// PeerMLP, sealed-2611290.yaml, planned at the PeerMLP's line).
+#[test]
+fn a_layer_class_chosen_by_an_argument_the_script_sets_and_a_peer_mlp() {
+    let r = plan("peer_mlp/main.py", &[], &["--train_model_type", "gnn"]);
+    assert_eq!(r["job"]["model"]["conv"], "sage");
+    assert_eq!(from(&r, "model.conv"), "sage.py:13");
+    assert_eq!(r["job"]["model"]["layers"], 3);
+    assert_eq!(r["job"]["model"]["hidden"], 128);
+    let r = plan("peer_mlp/main.py", &[], &["--train_model_type", "mlp"]);
+    assert_eq!(r["job"]["model"]["conv"], "mlp");
+    assert_eq!(r["job"]["model"]["layers"], 3);
+}
+
+/// A parser under an imported module's `__main__` (train.py's, imported
+/// for a constant) is not this run's options: the reader of e8e5510 read
+/// its epochs (200) and batch (64) in place of train_large.py's
+/// (eadd-commerce's train_large.py, sealed-2611290.yaml).
+#[test]
+fn an_imported_modules_own_parser_is_not_the_runs() {
+    let r = plan("imported_parser/train_large.py", &[], &[]);
+    assert_eq!(r["job"]["epochs"], 20);
+    assert_eq!(from(&r, "epochs"), "train_large.py:19, train_large.py:28");
+    assert_eq!(r["job"]["loader"]["batch_size"], 1024);
+    assert_eq!(from(&r, "loader.batch_size"), "train_large.py:29");
+}
+
+/// An epoch loop under a branch the run does not take (`elif args.init
+/// == "mlp":` pre-training) is not the training's: the reader of e8e5510
+/// read its 49 epochs (MLPInit's demo/ogbn_sage.py).
+#[test]
+fn an_epoch_loop_under_a_branch_not_taken_is_passed_over() {
+    let r = plan("skipped_pretrain/train.py", &[], &[]);
+    assert_eq!(r["job"]["epochs"], 20);
+    assert_eq!(from(&r, "epochs"), "train.py:26");
+}
+
+/// Edges made undirected by hand: each direction stacked as its own pair,
+/// an edge index concatenated with its `flip(0)`, each relation of a
+/// heterogeneous graph given its reverse type. The reader of e8e5510 saw
+/// no `to_undirected` and read the graphs as directed (eadd-commerce's
+/// train_large.py, twibot22-hgt's twibot_dataset.py).
+#[test]
+fn edges_reversed_by_hand_are_undirected() {
+    let sized = ["--nodes", "1000", "--edges", "10000", "--features", "16"];
+    for (job, at) in [
+        ("manual_reverse/stacked.py", "stacked.py:15"),
+        ("manual_reverse/cat_flip.py", "cat_flip.py:9"),
+        ("manual_reverse/hetero_rev.py", "hetero_rev.py:19"),
+    ] {
+        let r = plan(job, &sized, &[]);
+        assert_eq!(r["job"]["load"]["to_undirected"], true, "{job}");
+        assert_eq!(from(&r, "load.to_undirected"), at);
+    }
+}
